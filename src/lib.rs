@@ -1,0 +1,4 @@
+//! idf-verify: a verifier for `.jv` programs by symbolic execution for implicit
+//! dynamic frames (Smans, Jacobs, Piessens). Modules in reading order.
+pub mod syntax;
+pub mod verify;

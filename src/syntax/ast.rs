@@ -1,0 +1,279 @@
+//! The abstract syntax of `.jv` programs.
+//!
+//! Architecture invariant: this module knows nothing of checking or verification.
+//! Every node carries its [`Span`]. The parser produces it with the `Name`,
+//! `CallRecv::Implicit` and `Type::Unknown` placeholders; the checker (`crate::check`)
+//! rewrites those into resolved forms (locals vs. fields, static vs. instance calls,
+//! `a.length`) and fills every `ty` and every call `target`. After checking, the
+//! verifier never meets a placeholder.
+
+use std::fmt;
+
+/// A byte range in one source file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start: start as u32, end: end as u32 }
+    }
+    pub fn to(self, other: Span) -> Span {
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    Int,
+    Bool,
+    /// A class type; `Object` is the built-in class every class converts to.
+    Class(String),
+    Array(Box<Type>),
+    /// The type of `null` (converts to every class and array type).
+    Null,
+    /// `void` (only as a method's return type).
+    Void,
+    /// Not yet known: filled by the checker.
+    Unknown,
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Int => write!(f, "int"),
+            Type::Bool => write!(f, "bool"),
+            Type::Class(c) => write!(f, "{c}"),
+            Type::Array(t) => write!(f, "{t}[]"),
+            Type::Null => write!(f, "null"),
+            Type::Void => write!(f, "void"),
+            Type::Unknown => write!(f, "?"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub classes: Vec<Class>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Class {
+    pub name: Ident,
+    pub members: Vec<Member>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemberKind {
+    Field,
+    Constructor,
+    Method,
+    Pure,
+    Predicate,
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub ty: Type,
+    pub name: Ident,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Member {
+    pub kind: MemberKind,
+    pub name: Ident,
+    pub is_static: bool,
+    /// Field type, method/pure return type (`Type::Void` for void methods and
+    /// constructors, `Type::Bool` for predicates).
+    pub ty: Type,
+    pub params: Vec<Param>,
+    pub requires: Vec<Expr>,
+    pub ensures: Vec<Expr>,
+    pub body: Body,
+    /// The whole member.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum Body {
+    /// Fields have no body.
+    None,
+    /// Methods and constructors.
+    Block(Block),
+    /// Pure methods and predicates: `{ return e; }`; the span is the `return` statement's.
+    Return(Expr),
+}
+
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    /// `T x [= rhs];`
+    Local { ty: Type, name: Ident, init: Option<Rhs> },
+    /// `lhs = rhs;` where lhs is a `Name`/`Local`, `Field` or `Index` expression.
+    Assign { lhs: Expr, rhs: Rhs },
+    /// A call statement; the expression is an `ExprKind::Call`.
+    Call(Expr),
+    If { cond: Expr, then: Block, els: Option<Box<Stmt>> },
+    While { cond: Expr, invariants: Vec<Expr>, body: Block },
+    Assert(Expr),
+    /// `open`/`close` carry an `ExprKind::Call` of a predicate; `use` of a pure method.
+    Open(Expr),
+    Close(Expr),
+    Use(Expr),
+    Join(Expr),
+    Return(Option<Expr>),
+    Block(Block),
+}
+
+#[derive(Clone, Debug)]
+pub enum Rhs {
+    Expr(Expr),
+    /// `new C(args)`; the span covers the whole `new` expression.
+    New { class: Ident, args: Vec<Expr>, span: Span },
+    /// `new T[n]`; `elem` is `T`.
+    NewArray { elem: Type, len: Box<Expr>, span: Span },
+}
+
+impl Rhs {
+    pub fn span(&self) -> Span {
+        match self {
+            Rhs::Expr(e) => e.span,
+            Rhs::New { span, .. } | Rhs::NewArray { span, .. } => *span,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+    /// Filled by the checker.
+    pub ty: Type,
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        Expr { kind, span, ty: Type::Unknown }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Not,
+    Neg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    Implies,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Mod => "%",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+            BinOp::Implies => "==>",
+        }
+    }
+}
+
+/// Where a call's receiver comes from.
+#[derive(Clone, Debug)]
+pub enum CallRecv {
+    /// `m(args)`: parser only; the checker turns it into `Expr(this)` or `Static`.
+    Implicit,
+    /// `e.m(args)` on an instance member.
+    Expr(Box<Expr>),
+    /// A static member of the named class (`C.m(args)`, or `m(args)` inside `C`).
+    Static(String),
+}
+
+/// A resolved member: indices into `Program::classes` and `Class::members`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MemberRef {
+    pub class: usize,
+    pub member: usize,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Int(i64),
+    Bool(bool),
+    Null,
+    This,
+    Result,
+    /// A bare name: parser only; the checker turns it into `Local` or `Field`.
+    Name(String),
+    /// A local variable or parameter.
+    Local(String),
+    /// `recv.f`; `class` is the declaring class, filled by the checker.
+    Field { recv: Box<Expr>, field: Ident, class: Option<usize> },
+    /// `a.length` on an array (the checker rewrites such `Field`s into this).
+    Length(Box<Expr>),
+    /// `a[i]`
+    Index { arr: Box<Expr>, idx: Box<Expr> },
+    /// A pure-method, predicate or method call; `target` is filled by the checker.
+    Call { recv: CallRecv, name: Ident, args: Vec<Expr>, target: Option<MemberRef> },
+    Unary { op: UnOp, e: Box<Expr> },
+    Binary { op: BinOp, l: Box<Expr>, r: Box<Expr> },
+    Cond { c: Box<Expr>, a: Box<Expr>, b: Box<Expr> },
+    Old(Box<Expr>),
+    /// `acc(e.f)`: the argument is a `Field` (or, before checking, a `Name`).
+    Acc(Box<Expr>),
+    /// `acc(a[*])`
+    AccArray(Box<Expr>),
+    Untouched(Box<Expr>),
+    /// `opening e.q(args) in body`: `pred` is a `Call` of a predicate.
+    Opening { pred: Box<Expr>, body: Box<Expr> },
+    /// `using e.p(args) in body`: `call` is a `Call` of a pure method.
+    Using { call: Box<Expr>, body: Box<Expr> },
+}

@@ -1,0 +1,2 @@
+//! Surface syntax: the AST and the parser (lexer + LALRPOP grammar).
+pub mod ast;

@@ -1,0 +1,95 @@
+//! What verifying one member yields: its verdict, its errors (id, reason, position,
+//! message, notes), and optional trace, counterexample and statistics.
+//!
+//! Architecture invariant: these are plain values. The verifier fills them and never
+//! prints; `crate::report` renders them and never decides verdicts.
+
+use crate::syntax::ast::{MemberKind, MemberRef, Span};
+use serde::Serialize;
+
+/// How verification is run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Ghost-operation inference (LANGUAGE.md section 6); `--no-infer` turns it off.
+    pub infer: bool,
+    /// Per-member solver timeout in seconds.
+    pub timeout: Option<f64>,
+    /// Record the symbolic states along each failing path.
+    pub trace: bool,
+    /// Ask Z3 for a model of each failing boolean check.
+    pub counterexample: bool,
+    /// Collect per-member statistics.
+    pub stats: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { infer: true, timeout: None, trace: false, counterexample: false, stats: false }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Verified,
+    Failed,
+    Timeout,
+}
+
+/// One entry of a failing path's trace: what was executed and the symbolic state after it.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceEntry {
+    /// What happened: `exec x = e`, `call c.setX(..)`, `produce pre`, `consume post`, ...
+    pub what: String,
+    #[serde(skip)]
+    pub span: Span,
+    /// 1-based line, filled by the reporter from `span`.
+    pub line: usize,
+    /// `x ↦ t` entries.
+    pub store: Vec<String>,
+    /// `t.f ↦ v` and `t.q[s](args)` entries.
+    pub heap: Vec<String>,
+    /// Path-condition conjuncts added since the previous entry.
+    pub path_condition: Vec<String>,
+}
+
+/// A failed check.
+#[derive(Clone, Debug)]
+pub struct VerificationError {
+    /// An id of LANGUAGE.md section 8 (`assert.failed`, ...).
+    pub id: &'static str,
+    /// Why: `assertion.false`, `insufficient.permission`, `receiver.null`,
+    /// `division.by.zero`, `index.out.of.bounds`, `termination.unproven`, `timeout`.
+    pub reason: &'static str,
+    pub message: String,
+    pub span: Span,
+    /// Secondary labels, e.g. the callee's failing conjunct for `call.precondition`.
+    pub notes: Vec<(Span, String)>,
+    pub trace: Option<Vec<TraceEntry>>,
+    /// `name = value` lines from a Z3 model.
+    pub counterexample: Option<Vec<String>>,
+}
+
+/// Per-member statistics (`--stats`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    pub queries: u64,
+    pub pushes: u64,
+    pub branches: u64,
+    pub pruned: u64,
+    pub chunks_max: u64,
+    pub z3_ms: f64,
+    pub total_ms: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct MemberResult {
+    pub member: MemberRef,
+    /// `Class.member`; the constructor is `Class.new`.
+    pub name: String,
+    pub kind: MemberKind,
+    pub status: Status,
+    pub errors: Vec<VerificationError>,
+    pub time_ms: f64,
+    pub stats: Option<Stats>,
+}
