@@ -132,13 +132,28 @@ pub struct Stmt {
 #[derive(Clone, Debug)]
 pub enum StmtKind {
     /// `T x [= rhs];`
-    Local { ty: Type, name: Ident, init: Option<Rhs> },
+    Local {
+        ty: Type,
+        name: Ident,
+        init: Option<Rhs>,
+    },
     /// `lhs = rhs;` where lhs is a `Name`/`Local`, `Field` or `Index` expression.
-    Assign { lhs: Expr, rhs: Rhs },
+    Assign {
+        lhs: Expr,
+        rhs: Rhs,
+    },
     /// A call statement; the expression is an `ExprKind::Call`.
     Call(Expr),
-    If { cond: Expr, then: Block, els: Option<Box<Stmt>> },
-    While { cond: Expr, invariants: Vec<Expr>, body: Block },
+    If {
+        cond: Expr,
+        then: Block,
+        els: Option<Box<Stmt>>,
+    },
+    While {
+        cond: Expr,
+        invariants: Vec<Expr>,
+        body: Block,
+    },
     Assert(Expr),
     /// `open`/`close` carry an `ExprKind::Call` of a predicate; `use` of a pure method.
     Open(Expr),
@@ -153,9 +168,17 @@ pub enum StmtKind {
 pub enum Rhs {
     Expr(Expr),
     /// `new C(args)`; the span covers the whole `new` expression.
-    New { class: Ident, args: Vec<Expr>, span: Span },
+    New {
+        class: Ident,
+        args: Vec<Expr>,
+        span: Span,
+    },
     /// `new T[n]`; `elem` is `T`.
-    NewArray { elem: Type, len: Box<Expr>, span: Span },
+    NewArray {
+        elem: Type,
+        len: Box<Expr>,
+        span: Span,
+    },
 }
 
 impl Rhs {
@@ -256,16 +279,39 @@ pub enum ExprKind {
     /// A local variable or parameter.
     Local(String),
     /// `recv.f`; `class` is the declaring class, filled by the checker.
-    Field { recv: Box<Expr>, field: Ident, class: Option<usize> },
+    Field {
+        recv: Box<Expr>,
+        field: Ident,
+        class: Option<usize>,
+    },
     /// `a.length` on an array (the checker rewrites such `Field`s into this).
     Length(Box<Expr>),
     /// `a[i]`
-    Index { arr: Box<Expr>, idx: Box<Expr> },
+    Index {
+        arr: Box<Expr>,
+        idx: Box<Expr>,
+    },
     /// A pure-method, predicate or method call; `target` is filled by the checker.
-    Call { recv: CallRecv, name: Ident, args: Vec<Expr>, target: Option<MemberRef> },
-    Unary { op: UnOp, e: Box<Expr> },
-    Binary { op: BinOp, l: Box<Expr>, r: Box<Expr> },
-    Cond { c: Box<Expr>, a: Box<Expr>, b: Box<Expr> },
+    Call {
+        recv: CallRecv,
+        name: Ident,
+        args: Vec<Expr>,
+        target: Option<MemberRef>,
+    },
+    Unary {
+        op: UnOp,
+        e: Box<Expr>,
+    },
+    Binary {
+        op: BinOp,
+        l: Box<Expr>,
+        r: Box<Expr>,
+    },
+    Cond {
+        c: Box<Expr>,
+        a: Box<Expr>,
+        b: Box<Expr>,
+    },
     Old(Box<Expr>),
     /// `acc(e.f)`: the argument is a `Field` (or, before checking, a `Name`).
     Acc(Box<Expr>),
@@ -273,7 +319,13 @@ pub enum ExprKind {
     AccArray(Box<Expr>),
     Untouched(Box<Expr>),
     /// `opening e.q(args) in body`: `pred` is a `Call` of a predicate.
-    Opening { pred: Box<Expr>, body: Box<Expr> },
+    Opening {
+        pred: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `using e.p(args) in body`: `call` is a `Call` of a pure method.
-    Using { call: Box<Expr>, body: Box<Expr> },
+    Using {
+        call: Box<Expr>,
+        body: Box<Expr>,
+    },
 }

@@ -1,0 +1,331 @@
+//! The parser: lexes, runs the LALRPOP grammar (`grammar/idf.lalrpop`), and turns LALRPOP
+//! errors into [`InputError`]s with "expected `;`"-style messages.
+//!
+//! Architecture invariant: parsing never recurses on the input's nesting (the LALRPOP
+//! parser is table-driven) and every AST it returns is at most [`MAX_DEPTH`] nodes deep,
+//! so the checker and verifier can recurse freely. `new` is accepted only as the whole
+//! right side of a declaration or assignment.
+
+use super::InputError;
+use super::ast::{Program, Span};
+use super::lexer::{self, Tok};
+use lalrpop_util::ParseError;
+
+lalrpop_util::lalrpop_mod!(
+    #[allow(clippy::all, clippy::pedantic, unused_parens, unused_imports, dead_code)]
+    grammar,
+    "/idf.rs"
+);
+
+/// The deepest nesting of expressions, statements and blocks accepted.
+pub const MAX_DEPTH: u32 = 500;
+
+/// Parse one source text into an (unchecked) program.
+pub fn parse(src: &str) -> Result<Program, Vec<InputError>> {
+    let toks = lexer::lex(src)?;
+    let mut news = Vec::new();
+    let program = grammar::ProgramParser::new()
+        .parse(&mut news, toks.into_iter().map(Ok::<_, InputError>))
+        .map_err(|e| vec![convert(e)])?;
+    if !news.is_empty() {
+        return Err(news
+            .into_iter()
+            .map(|(span, _)| {
+                InputError::type_error(
+                    "`new` can only be the whole right side of a declaration or assignment",
+                    span,
+                    "assign this to a local first",
+                )
+            })
+            .collect());
+    }
+    Ok(program)
+}
+
+fn convert(e: ParseError<usize, Tok<'_>, InputError>) -> InputError {
+    match e {
+        ParseError::User { error } => error,
+        ParseError::InvalidToken { location } => {
+            InputError::parse("invalid token", Span::new(location, location), "here")
+        }
+        ParseError::UnrecognizedEof { location, expected } => InputError::parse(
+            format!("unexpected end of file; expected {}", describe(&expected)),
+            Span::new(location, location),
+            "the file ends here",
+        ),
+        ParseError::UnrecognizedToken { token: (l, t, r), expected } => {
+            let message = if t == Tok::New {
+                "`new` can only be the whole right side of a declaration or assignment".to_string()
+            } else {
+                format!("expected {}, found `{t}`", describe(&expected))
+            };
+            InputError::parse(message, Span::new(l, r), format!("unexpected `{t}`"))
+        }
+        ParseError::ExtraToken { token: (l, t, r) } => InputError::parse(
+            format!("unexpected `{t}` after the last class"),
+            Span::new(l, r),
+            "expected `class` or the end of the file",
+        ),
+    }
+}
+
+/// Tokens that can start an expression, summarised as "an expression".
+const EXPR_START: &[&str] = &[
+    "Num",
+    "Id",
+    "true",
+    "false",
+    "null",
+    "this",
+    "result",
+    "(",
+    "!",
+    "-",
+    "old",
+    "acc",
+    "untouched",
+    "new",
+    "opening",
+    "using",
+];
+
+/// "`;` or `(`", "an expression or `)`", ... from LALRPOP's expected-token list.
+fn describe(expected: &[String]) -> String {
+    let names: Vec<&str> = expected.iter().map(|s| s.trim_matches('"')).collect();
+    let expr = names.iter().filter(|n| EXPR_START.contains(n)).count() >= 8;
+    let mut items: Vec<String> = Vec::new();
+    if expr {
+        items.push("an expression".into());
+    }
+    for n in &names {
+        if expr && EXPR_START.contains(n) {
+            continue;
+        }
+        items.push(match *n {
+            "Id" => "an identifier".into(),
+            "Num" => "an integer".into(),
+            "Modifier" => continue,
+            other => format!("`{other}`"),
+        });
+    }
+    if items.len() > 8 {
+        items.truncate(8);
+        items.push("...".into());
+    }
+    match items.len() {
+        0 => "nothing more".into(),
+        1 => items.remove(0),
+        n => format!("{} or {}", items[..n - 1].join(", "), items[n - 1]),
+    }
+}
+
+/// The builders the grammar's actions call. Each expression, statement and block is
+/// paired with its nesting depth.
+pub mod build {
+    use super::MAX_DEPTH;
+    use crate::syntax::InputError;
+    use crate::syntax::ast::*;
+    use crate::syntax::lexer::Tok;
+    use lalrpop_util::ParseError;
+
+    pub type PE = (Expr, u32);
+    pub type PS = (Stmt, u32);
+    pub type PB = (Block, u32);
+    pub type R<'a, T> = Result<T, ParseError<usize, Tok<'a>, InputError>>;
+    /// `new` expressions met so far and not yet claimed as a whole right side; each is
+    /// stood in for in the tree by a `null` with the same span.
+    pub type News = Vec<(Span, Rhs)>;
+
+    fn depth<'a>(d: u32, span: Span) -> R<'a, u32> {
+        if d > MAX_DEPTH {
+            Err(ParseError::User {
+                error: InputError::parse(
+                    format!("nesting too deep (more than {MAX_DEPTH} levels)"),
+                    span,
+                    "nested too deeply",
+                ),
+            })
+        } else {
+            Ok(d)
+        }
+    }
+
+    fn err<'a, T>(message: &str, span: Span, label: &str) -> R<'a, T> {
+        Err(ParseError::User { error: InputError::parse(message, span, label) })
+    }
+
+    pub fn leaf(kind: ExprKind, l: usize, r: usize) -> PE {
+        (Expr::new(kind, Span::new(l, r)), 1)
+    }
+
+    pub fn node1<'a>(
+        f: impl FnOnce(Box<Expr>) -> ExprKind,
+        e: PE,
+        l: usize,
+        r: usize,
+    ) -> R<'a, PE> {
+        let span = Span::new(l, r);
+        Ok((Expr::new(f(Box::new(e.0)), span), depth(e.1 + 1, span)?))
+    }
+
+    pub fn node2<'a>(
+        f: impl FnOnce(Box<Expr>, Box<Expr>) -> ExprKind,
+        a: PE,
+        c: PE,
+        l: usize,
+        r: usize,
+    ) -> R<'a, PE> {
+        let span = Span::new(l, r);
+        let d = depth(a.1.max(c.1) + 1, span)?;
+        Ok((Expr::new(f(Box::new(a.0), Box::new(c.0)), span), d))
+    }
+
+    pub fn bin<'a>(a: PE, op: BinOp, c: PE) -> R<'a, PE> {
+        let (l, r) = (a.0.span.start as usize, c.0.span.end as usize);
+        node2(|l, r| ExprKind::Binary { op, l, r }, a, c, l, r)
+    }
+
+    pub fn cond<'a>(c: PE, a: PE, b: PE, l: usize, r: usize) -> R<'a, PE> {
+        let span = Span::new(l, r);
+        let d = depth(c.1.max(a.1).max(b.1) + 1, span)?;
+        let kind = ExprKind::Cond { c: Box::new(c.0), a: Box::new(a.0), b: Box::new(b.0) };
+        Ok((Expr::new(kind, span), d))
+    }
+
+    pub fn field<'a>(e: PE, field: Ident, l: usize, r: usize) -> R<'a, PE> {
+        node1(|recv| ExprKind::Field { recv, field, class: None }, e, l, r)
+    }
+
+    pub fn call<'a>(recv: Option<PE>, name: Ident, args: Vec<PE>, l: usize, r: usize) -> R<'a, PE> {
+        let span = Span::new(l, r);
+        let inner = args.iter().map(|a| a.1).chain(recv.as_ref().map(|e| e.1)).max().unwrap_or(0);
+        let d = depth(inner + 1, span)?;
+        let recv = match recv {
+            Some(e) => CallRecv::Expr(Box::new(e.0)),
+            None => CallRecv::Implicit,
+        };
+        let args = args.into_iter().map(|a| a.0).collect();
+        Ok((Expr::new(ExprKind::Call { recv, name, args, target: None }, span), d))
+    }
+
+    pub fn new_object(news: &mut News, class: Ident, args: Vec<PE>, l: usize, r: usize) -> PE {
+        let span = Span::new(l, r);
+        let d = args.iter().map(|a| a.1).max().unwrap_or(0) + 1;
+        let args = args.into_iter().map(|a| a.0).collect();
+        news.push((span, Rhs::New { class, args, span }));
+        (Expr::new(ExprKind::Null, span), d)
+    }
+
+    pub fn new_array(news: &mut News, elem: Type, len: PE, l: usize, r: usize) -> PE {
+        let span = Span::new(l, r);
+        news.push((span, Rhs::NewArray { elem, len: Box::new(len.0), span }));
+        (Expr::new(ExprKind::Null, span), len.1 + 1)
+    }
+
+    /// The right side of a declaration or assignment: a parked `new` if `e` stands for it.
+    fn rhs(news: &mut News, e: Expr) -> Rhs {
+        if matches!(e.kind, ExprKind::Null)
+            && news.last().is_some_and(|(s, _)| *s == e.span)
+            && let Some((_, rhs)) = news.pop()
+        {
+            return rhs;
+        }
+        Rhs::Expr(e)
+    }
+
+    fn stmt<'a>(kind: StmtKind, d: u32, l: usize, r: usize) -> R<'a, PS> {
+        let span = Span::new(l, r);
+        Ok((Stmt { kind, span }, depth(d + 1, span)?))
+    }
+
+    pub fn local<'a>(
+        news: &mut News,
+        ty: Type,
+        name: Ident,
+        init: Option<PE>,
+        l: usize,
+        r: usize,
+    ) -> R<'a, PS> {
+        let d = init.as_ref().map_or(0, |e| e.1);
+        let init = init.map(|e| rhs(news, e.0));
+        stmt(StmtKind::Local { ty, name, init }, d, l, r)
+    }
+
+    pub fn assign<'a>(news: &mut News, lhs: PE, e: PE, l: usize, r: usize) -> R<'a, PS> {
+        if !matches!(
+            lhs.0.kind,
+            ExprKind::Name(_) | ExprKind::Field { .. } | ExprKind::Index { .. }
+        ) {
+            return err(
+                "cannot assign to this expression: the left side must be a variable, a field `e.f` or an element `a[i]`",
+                lhs.0.span,
+                "not assignable",
+            );
+        }
+        let d = lhs.1.max(e.1);
+        let rhs = rhs(news, e.0);
+        stmt(StmtKind::Assign { lhs: lhs.0, rhs }, d, l, r)
+    }
+
+    pub fn call_stmt<'a>(e: PE, l: usize, r: usize) -> R<'a, PS> {
+        if !matches!(e.0.kind, ExprKind::Call { .. }) {
+            return err(
+                "this expression is not a statement: only a call can stand alone",
+                e.0.span,
+                "expected a call or an assignment",
+            );
+        }
+        stmt(StmtKind::Call(e.0), e.1, l, r)
+    }
+
+    pub fn stmt_of<'a>(f: impl FnOnce(Expr) -> StmtKind, e: PE, l: usize, r: usize) -> R<'a, PS> {
+        stmt(f(e.0), e.1, l, r)
+    }
+
+    pub fn return_stmt<'a>(e: Option<PE>, l: usize, r: usize) -> R<'a, PS> {
+        let d = e.as_ref().map_or(0, |e| e.1);
+        stmt(StmtKind::Return(e.map(|e| e.0)), d, l, r)
+    }
+
+    pub fn while_stmt<'a>(cond: PE, invs: Vec<PE>, body: PB, l: usize, r: usize) -> R<'a, PS> {
+        let d = invs.iter().map(|i| i.1).chain([cond.1, body.1]).max().unwrap_or(0);
+        let invariants = invs.into_iter().map(|i| i.0).collect();
+        stmt(StmtKind::While { cond: cond.0, invariants, body: body.0 }, d, l, r)
+    }
+
+    pub fn if_stmt<'a>(cond: PE, then: PB, els: Option<PS>, l: usize, r: usize) -> R<'a, PS> {
+        let d = cond.1.max(then.1).max(els.as_ref().map_or(0, |s| s.1));
+        let els = els.map(|s| Box::new(s.0));
+        stmt(StmtKind::If { cond: cond.0, then: then.0, els }, d, l, r)
+    }
+
+    pub fn block_stmt<'a>(b: PB) -> R<'a, PS> {
+        let span = b.0.span;
+        Ok((Stmt { kind: StmtKind::Block(b.0), span }, b.1))
+    }
+
+    pub fn block<'a>(ss: Vec<PS>, l: usize, r: usize) -> R<'a, PB> {
+        let span = Span::new(l, r);
+        let d = depth(ss.iter().map(|s| s.1).max().unwrap_or(0) + 1, span)?;
+        Ok((Block { stmts: ss.into_iter().map(|s| s.0).collect(), span }, d))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn member(
+        kind: MemberKind,
+        is_static: bool,
+        ty: Type,
+        name: Ident,
+        params: Vec<Param>,
+        specs: Vec<(bool, PE)>,
+        body: Body,
+        l: usize,
+        r: usize,
+    ) -> Member {
+        let (mut requires, mut ensures) = (Vec::new(), Vec::new());
+        for (is_pre, e) in specs {
+            if is_pre { requires.push(e.0) } else { ensures.push(e.0) }
+        }
+        Member { kind, name, is_static, ty, params, requires, ensures, body, span: Span::new(l, r) }
+    }
+}
