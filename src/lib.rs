@@ -1,4 +1,7 @@
 //! idf-verify: a verifier for `.jv` programs by symbolic execution for implicit
 //! dynamic frames (Smans, Jacobs, Piessens). Modules in reading order.
+pub mod decider;
+pub mod rules;
+pub mod state;
 pub mod syntax;
 pub mod verify;

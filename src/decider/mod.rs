@@ -1,0 +1,173 @@
+//! The decider: the path condition Σ, kept in step with the solver's push/pop, and the
+//! provability checks `Σ ⊢ φ` of the paper (prove = push; assert ¬φ; check; pop).
+//!
+//! Architecture invariant: the rules see only `Term`s and `Answer`s; syntax decides
+//! first (a literal, a conjunct already assumed) and Z3 is asked only otherwise.
+
+pub mod z3;
+
+use crate::state::term::Term;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+use z3::{Backend, Sat};
+
+/// The outcome of a proof attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    Proved,
+    /// Not provable: Z3 found the negation satisfiable.
+    Refuted,
+    /// Z3 gave up (`unknown` or the timeout): never counted as proved.
+    Unknown,
+}
+
+/// One conjunct of the path condition.
+#[derive(Clone, Debug)]
+pub struct PcEntry {
+    pub term: Term,
+    /// A branch condition (as opposed to a fact assumed while producing or unfolding).
+    pub branch: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    pub queries: u64,
+    pub pushes: u64,
+    pub z3_time: Duration,
+}
+
+pub struct Decider {
+    backend: Backend,
+    pc: Vec<PcEntry>,
+    frames: Vec<usize>,
+    /// Multiset of the assumed conjuncts, for syntactic proofs.
+    known: HashMap<Term, u32>,
+    pub counters: Counters,
+    deadline: Option<Instant>,
+}
+
+impl Decider {
+    pub fn new(timeout: Option<Duration>) -> Decider {
+        Decider {
+            backend: Backend::new(),
+            pc: Vec::new(),
+            frames: Vec::new(),
+            known: HashMap::new(),
+            counters: Counters::default(),
+            deadline: timeout.map(|t| Instant::now() + t),
+        }
+    }
+
+    /// Has the member's time budget run out?
+    pub fn out_of_time(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    pub fn push(&mut self) {
+        self.counters.pushes += 1;
+        self.frames.push(self.pc.len());
+        self.backend.push();
+    }
+
+    pub fn pop(&mut self) {
+        let Some(mark) = self.frames.pop() else { return };
+        for e in self.pc.drain(mark..) {
+            if let Some(n) = self.known.get_mut(&e.term) {
+                *n -= 1;
+                if *n == 0 {
+                    self.known.remove(&e.term);
+                }
+            }
+        }
+        self.backend.pop();
+    }
+
+    /// The current length of the path condition, to read what was added since.
+    pub fn mark(&self) -> usize {
+        self.pc.len()
+    }
+    pub fn entries_since(&self, mark: usize) -> &[PcEntry] {
+        &self.pc[mark.min(self.pc.len())..]
+    }
+
+    fn add(&mut self, t: Term, branch: bool) {
+        if t.is_true() {
+            return;
+        }
+        let conjuncts: Vec<Term> = match t.op() {
+            crate::state::term::Op::And => t.args().to_vec(),
+            _ => vec![t.clone()],
+        };
+        self.backend.assert(&t);
+        for c in conjuncts {
+            *self.known.entry(c.clone()).or_insert(0) += 1;
+            self.pc.push(PcEntry { term: c, branch });
+        }
+    }
+
+    /// Σ := Σ ∪ {t}, a fact.
+    pub fn assume(&mut self, t: Term) {
+        self.add(t, false)
+    }
+    /// Σ := Σ ∪ {t}, a branch condition.
+    pub fn assume_branch(&mut self, t: Term) {
+        self.add(t, true)
+    }
+
+    /// Is `t` syntactically among the assumptions (or literally true)?
+    pub fn known(&self, t: &Term) -> bool {
+        t.is_true() || self.known.contains_key(t)
+    }
+
+    /// Σ ⊢ t ?
+    pub fn prove(&mut self, t: &Term) -> Answer {
+        if self.known(t) {
+            return Answer::Proved;
+        }
+        if let crate::state::term::Op::And = t.op()
+            && t.args().iter().all(|c| self.known(c))
+        {
+            return Answer::Proved;
+        }
+        if self.known.contains_key(&Term::ff()) {
+            return Answer::Proved;
+        }
+        match self.check(&Term::not(t.clone())) {
+            Sat::Unsat => Answer::Proved,
+            Sat::Sat => Answer::Refuted,
+            Sat::Unknown => Answer::Unknown,
+        }
+    }
+
+    /// Is Σ ∪ {t} satisfiable? (`Unknown` when the solver gives up.)
+    pub fn check(&mut self, t: &Term) -> Sat {
+        if t.is_false() || self.known.contains_key(&Term::ff()) {
+            return Sat::Unsat;
+        }
+        if self.known.contains_key(&Term::not(t.clone())) {
+            return Sat::Unsat;
+        }
+        if let Some(d) = self.deadline {
+            let left = d.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Sat::Unknown;
+            }
+            self.backend.set_timeout_ms(left.as_millis().min(u32::MAX as u128) as u32);
+        }
+        self.counters.queries += 1;
+        let start = Instant::now();
+        let r = self.backend.check_with(t);
+        self.counters.z3_time += start.elapsed();
+        r
+    }
+
+    /// Values of `terms` in a model of Σ ∪ {t}, printed by Z3.
+    pub fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
+        self.backend.model_values(t, terms)
+    }
+
+    /// The path condition, for traces.
+    pub fn path_condition(&self) -> &[PcEntry] {
+        &self.pc
+    }
+}

@@ -1,0 +1,214 @@
+//! The Z3 backend: translates terms to Z3 ASTs (cached by term id) and runs checks.
+//!
+//! Architecture invariant: this is the only module of idf-verify that imports `z3`.
+//! Snapshots are a Z3 datatype (`unit | combine(first, second) | wrap_S(unwrap_S)`),
+//! which gives the paper's prelude axioms (3.2.2) without quantifiers; references are
+//! an uninterpreted sort with a constant `null`; array contents are Z3 arrays.
+
+use crate::state::term::{Elem, Func, Op, Sort, Term};
+use std::collections::HashMap;
+use std::rc::Rc;
+use z3::ast::{Array, Ast, Bool, Dynamic, Int};
+use z3::{DatatypeAccessor, DatatypeBuilder, DatatypeSort, FuncDecl, Params, SatResult, Solver};
+
+/// The answer to a satisfiability check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sat {
+    Sat,
+    Unsat,
+    Unknown,
+}
+
+pub struct Backend {
+    solver: Solver,
+    cache: HashMap<u32, Dynamic>,
+    funcs: HashMap<Rc<str>, FuncDecl>,
+    ref_sort: z3::Sort,
+    snap: DatatypeSort,
+    null: Dynamic,
+    len: FuncDecl,
+}
+
+/// Index of each variant in the Snap datatype.
+const UNIT: usize = 0;
+const COMBINE: usize = 1;
+fn wrap_variant(s: Sort) -> usize {
+    match s {
+        Sort::Int => 2,
+        Sort::Bool => 3,
+        Sort::Ref => 4,
+        Sort::Arr(Elem::Int) => 5,
+        Sort::Arr(Elem::Bool) => 6,
+        Sort::Arr(Elem::Ref) => 7,
+        Sort::Snap => 1,
+    }
+}
+
+impl Backend {
+    pub fn new() -> Backend {
+        let ref_sort = z3::Sort::uninterpreted("Ref".into());
+        let arr = |e: &z3::Sort| z3::Sort::array(&z3::Sort::int(), e);
+        let snap = DatatypeBuilder::new("Snap")
+            .variant("unit", vec![])
+            .variant(
+                "combine",
+                vec![
+                    ("first", DatatypeAccessor::datatype("Snap")),
+                    ("second", DatatypeAccessor::datatype("Snap")),
+                ],
+            )
+            .variant("fromInt", vec![("toInt", DatatypeAccessor::sort(z3::Sort::int()))])
+            .variant("fromBool", vec![("toBool", DatatypeAccessor::sort(z3::Sort::bool()))])
+            .variant("fromRef", vec![("toRef", DatatypeAccessor::sort(ref_sort.clone()))])
+            .variant(
+                "fromIntArr",
+                vec![("toIntArr", DatatypeAccessor::sort(arr(&z3::Sort::int())))],
+            )
+            .variant(
+                "fromBoolArr",
+                vec![("toBoolArr", DatatypeAccessor::sort(arr(&z3::Sort::bool())))],
+            )
+            .variant("fromRefArr", vec![("toRefArr", DatatypeAccessor::sort(arr(&ref_sort)))])
+            .finish();
+        let null = Dynamic::new_const("null", &ref_sort);
+        let len = FuncDecl::new("len", &[&ref_sort], &z3::Sort::int());
+        let solver = Solver::new();
+        let mut params = Params::new();
+        params.set_bool("model", true);
+        solver.set_params(&params);
+        Backend { solver, cache: HashMap::new(), funcs: HashMap::new(), ref_sort, snap, null, len }
+    }
+
+    pub fn set_timeout_ms(&mut self, ms: u32) {
+        let mut params = Params::new();
+        params.set_u32("timeout", ms.max(1));
+        self.solver.set_params(&params);
+    }
+
+    fn sort(&self, s: Sort) -> z3::Sort {
+        match s {
+            Sort::Int => z3::Sort::int(),
+            Sort::Bool => z3::Sort::bool(),
+            Sort::Ref => self.ref_sort.clone(),
+            Sort::Snap => self.snap.sort.clone(),
+            Sort::Arr(e) => z3::Sort::array(&z3::Sort::int(), &self.sort(Sort::of_elem(e))),
+        }
+    }
+
+    fn func(&mut self, f: &Func) -> &FuncDecl {
+        if !self.funcs.contains_key(&f.name) {
+            let dom: Vec<z3::Sort> = f.domain.iter().map(|s| self.sort(*s)).collect();
+            let dom_refs: Vec<&z3::Sort> = dom.iter().collect();
+            let d = FuncDecl::new(&*f.name, &dom_refs, &self.sort(f.range));
+            self.funcs.insert(f.name.clone(), d);
+        }
+        &self.funcs[&f.name]
+    }
+
+    /// The Z3 form of a term (cached).
+    pub fn translate(&mut self, t: &Term) -> Dynamic {
+        if let Some(d) = self.cache.get(&t.id()) {
+            return d.clone();
+        }
+        // Translate children first, iteratively enough for deep terms: recursion depth
+        // is bounded by term depth, which the rules keep modest.
+        let args: Vec<Dynamic> = t.args().iter().map(|a| self.translate(a)).collect();
+        let int = |i: usize| args[i].as_int().expect("int");
+        let boolean = |i: usize| args[i].as_bool().expect("bool");
+        let d: Dynamic = match t.op() {
+            Op::Var(name) => Dynamic::new_const(&**name, &self.sort(t.sort())),
+            Op::Int(n) => Int::from_i64(*n).into(),
+            Op::Bool(b) => Bool::from_bool(*b).into(),
+            Op::Null => self.null.clone(),
+            Op::Unit => self.snap.variants[UNIT].constructor.apply(&[]),
+            Op::Add => Int::add(&[int(0), int(1)]).into(),
+            Op::Sub => Int::sub(&[int(0), int(1)]).into(),
+            Op::Mul => Int::mul(&[int(0), int(1)]).into(),
+            Op::Div => java_div(&int(0), &int(1)).into(),
+            Op::Mod => {
+                let (a, b) = (int(0), int(1));
+                let q = java_div(&a, &b);
+                Int::sub(&[a, Int::mul(&[b, q])]).into()
+            }
+            Op::Neg => int(0).unary_minus().into(),
+            Op::Lt => int(0).lt(int(1)).into(),
+            Op::Le => int(0).le(int(1)).into(),
+            Op::Eq => args[0].eq(&args[1]).into(),
+            Op::Not => boolean(0).not().into(),
+            Op::And => {
+                Bool::and(&args.iter().map(|a| a.as_bool().expect("bool")).collect::<Vec<_>>())
+                    .into()
+            }
+            Op::Or => Bool::or(&[boolean(0), boolean(1)]).into(),
+            Op::Implies => boolean(0).implies(boolean(1)).into(),
+            Op::Ite => boolean(0).ite(&args[1], &args[2]),
+            Op::Combine => self.snap.variants[COMBINE].constructor.apply(&[&args[0], &args[1]]),
+            Op::First => self.snap.variants[COMBINE].accessors[0].apply(&[&args[0]]),
+            Op::Second => self.snap.variants[COMBINE].accessors[1].apply(&[&args[0]]),
+            Op::Wrap(s) => self.snap.variants[wrap_variant(*s)].constructor.apply(&[&args[0]]),
+            Op::Unwrap(s) => self.snap.variants[wrap_variant(*s)].accessors[0].apply(&[&args[0]]),
+            Op::App(f) => {
+                let refs: Vec<&dyn Ast> = args.iter().map(|a| a as &dyn Ast).collect();
+                self.func(f).apply(&refs)
+            }
+            Op::Len => self.len.apply(&[&args[0]]),
+            Op::Select => args[0].as_array().expect("array").select(&args[1]),
+            Op::Store => args[0].as_array().expect("array").store(&args[1], &args[2]).into(),
+            Op::ConstArr(_) => Array::const_array(&z3::Sort::int(), &args[0]).into(),
+        };
+        self.cache.insert(t.id(), d.clone());
+        d
+    }
+
+    pub fn push(&mut self) {
+        self.solver.push();
+    }
+    pub fn pop(&mut self) {
+        self.solver.pop(1);
+    }
+    pub fn assert(&mut self, t: &Term) {
+        let b = self.translate(t).as_bool().expect("assumption of sort Bool");
+        self.solver.assert(&b);
+    }
+    /// Is the current assertion set together with `t` satisfiable?
+    pub fn check_with(&mut self, t: &Term) -> Sat {
+        let b = self.translate(t).as_bool().expect("Bool");
+        match self.solver.check_assumptions(&[b]) {
+            SatResult::Sat => Sat::Sat,
+            SatResult::Unsat => Sat::Unsat,
+            SatResult::Unknown => Sat::Unknown,
+        }
+    }
+
+    /// Values of `terms` in a model of the assertions plus `t` (for counterexamples).
+    pub fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
+        if self.check_with(t) != Sat::Sat {
+            return None;
+        }
+        let model = self.solver.get_model()?;
+        Some(
+            terms
+                .iter()
+                .map(|x| {
+                    let d = self.translate(x);
+                    model.eval(&d, true).map(|v| v.to_string())
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Default for Backend {
+    fn default() -> Self {
+        Backend::new()
+    }
+}
+
+/// Java's truncating division, from Z3's Euclidean `div`.
+fn java_div(a: &Int, b: &Int) -> Int {
+    let zero = Int::from_i64(0);
+    let abs = |x: &Int| x.ge(&zero).ite(x, &x.unary_minus());
+    let q = abs(a).div(abs(b));
+    let same_sign = a.ge(&zero).iff(b.ge(&zero));
+    same_sign.ite(&q, &q.unary_minus())
+}

@@ -1,0 +1,252 @@
+//! `consume` (the paper's Figure 7): checking an assertion and removing the chunks it
+//! demands, returning their snapshot. Expressions are evaluated in the state as it was
+//! before the consume began (`s`); chunks are taken from what is left (`h2`).
+//!
+//! Failures inside a consumed assertion are reported with the assertion's id (the
+//! current `Mode::Consume`), at the failing conjunct, which this module tracks.
+
+use crate::rules::eval::Lookup;
+use crate::rules::{Mode, Q, Verifier, elem_of};
+use crate::state::State;
+use crate::state::chunk::ChunkKind;
+use crate::state::heap::Heap;
+use crate::state::term::{Sort, Term};
+use crate::syntax::ast::{BinOp, CallRecv, Expr, ExprKind};
+
+/// The continuation of `consume`: evaluation state, remaining heap, snapshot.
+pub type QC<'a, 'p> = &'a dyn Fn(&mut Verifier<'p>, State, Heap, Term);
+
+impl<'p> Verifier<'p> {
+    /// Consume `es` (their separating conjunction) from `s` under `mode`; the
+    /// continuation gets `s` with the remaining heap, and the snapshot, and runs in the
+    /// caller's mode.
+    pub fn consume_with(&mut self, mode: Mode, s: State, es: &'p [Expr], q: Q<'_, 'p, Term>) {
+        let outer = (self.mode, self.conjunct, std::mem::take(&mut self.conjunct_text));
+        self.mode = mode;
+        let outer_text = outer.2.clone();
+        self.consume_all(s, es, &|v, s, snap| {
+            let inner = (v.mode, v.conjunct, std::mem::take(&mut v.conjunct_text));
+            v.mode = outer.0;
+            v.conjunct = outer.1;
+            v.conjunct_text = outer_text.clone();
+            q(v, s, snap);
+            v.mode = inner.0;
+            v.conjunct = inner.1;
+            v.conjunct_text = inner.2;
+        });
+        self.mode = outer.0;
+        self.conjunct = outer.1;
+        self.conjunct_text = outer.2;
+    }
+
+    /// Consume several assertions in order; snapshots combine right-nested over the
+    /// impure ones, as `produce_all` splits them.
+    pub fn consume_all(&mut self, s: State, es: &'p [Expr], q: Q<'_, 'p, Term>) {
+        let h2 = s.heap.clone();
+        self.consume_list(s, h2, es, &|v, s, h2, snaps: Vec<Term>| {
+            let snap = snaps
+                .into_iter()
+                .rev()
+                .reduce(|acc, x| Term::combine(x, acc))
+                .unwrap_or_else(Term::unit);
+            let mut s = s;
+            s.heap = h2;
+            q(v, s, snap)
+        })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn consume_list(
+        &mut self,
+        s: State,
+        h2: Heap,
+        es: &'p [Expr],
+        q: &dyn Fn(&mut Verifier<'p>, State, Heap, Vec<Term>),
+    ) {
+        match es.split_first() {
+            None => q(self, s, h2, vec![]),
+            Some((e, rest)) => {
+                let imp = self.impure(e);
+                self.consume(s, h2, e, &|v, s, h2, snap| {
+                    v.consume_list(s, h2, rest, &|v, s, h2, mut snaps| {
+                        if imp {
+                            snaps.insert(0, snap.clone());
+                        }
+                        q(v, s, h2, snaps)
+                    })
+                })
+            }
+        }
+    }
+
+    fn set_conjunct(&mut self, a: &Expr) {
+        if self.unfold_depth == 0 {
+            self.conjunct = a.span;
+            self.conjunct_text = crate::rules::show::expr(a);
+        }
+    }
+
+    pub fn consume(&mut self, s: State, h2: Heap, a: &'p Expr, q: QC<'_, 'p>) {
+        if self.stopped() {
+            return;
+        }
+        if !self.impure(a) {
+            self.set_conjunct(a);
+            return self.eval(s, a, &|v, s, t| {
+                if !v.check(&s, &t, a.span, "assertion.false", || {
+                    format!("`{}` might be false", crate::rules::show::expr(a))
+                }) {
+                    return;
+                }
+                q(v, s, h2.clone(), Term::unit())
+            });
+        }
+        match &a.kind {
+            ExprKind::Binary { op: BinOp::And, l, r } => {
+                let (il, ir) = (self.impure(l), self.impure(r));
+                self.consume(s, h2, l, &|v, s, h2, sl| {
+                    v.consume(s, h2, r, &|v, s, h2, sr| {
+                        let snap = match (il, ir) {
+                            (true, true) => Term::combine(sl.clone(), sr),
+                            (true, false) => sl.clone(),
+                            _ => sr,
+                        };
+                        q(v, s, h2, snap)
+                    })
+                })
+            }
+            ExprKind::Binary { op: BinOp::Implies, l, r } => self.eval(s, l, &|v, s, c| {
+                let h2 = h2.clone();
+                let h2b = h2.clone();
+                v.branch(s, c, &|v, s, ()| v.consume(s, h2.clone(), r, q), &|v, s, ()| {
+                    q(v, s, h2b.clone(), Term::unit())
+                })
+            }),
+            ExprKind::Cond { c, a: x, b: y } => self.eval(s, c, &|v, s, tc| {
+                let h2 = h2.clone();
+                v.branch(s, tc, &|v, s, ()| v.consume(s, h2.clone(), x, q), &|v, s, ()| {
+                    v.consume(s, h2.clone(), y, q)
+                })
+            }),
+            ExprKind::Acc(f) => {
+                let ExprKind::Field { recv, field, class } = &f.kind else {
+                    return self.internal(&s, a.span, "acc of a non-field");
+                };
+                let name = self.info.field(class.unwrap_or(0), &field.name);
+                self.eval(s, recv, &|v, s, t| {
+                    v.set_conjunct(a);
+                    v.consume_field(s, h2.clone(), t, name.clone(), a, 0, q)
+                })
+            }
+            ExprKind::AccArray(arr) => self.eval(s, arr, &|v, s, t| {
+                v.set_conjunct(a);
+                let mut h2 = h2.clone();
+                match v.lookup(&h2, &ChunkKind::Array, Some(&t), &[]) {
+                    Lookup::Found(i) => {
+                        let c = h2.remove(i);
+                        let _ = elem_of(&arr.ty);
+                        q(v, s, h2, Term::wrap(c.value))
+                    }
+                    Lookup::Unknown => v.fail_unknown(&s, a.span),
+                    Lookup::NotFound => {
+                        let what = v.missing_field_message(&s, a, &ChunkKind::Array);
+                        v.fail(&s, a.span, "insufficient.permission", what)
+                    }
+                }
+            }),
+            ExprKind::Call { recv, args, target: Some(p), .. } => {
+                let p = *p;
+                let recv_expr = match recv {
+                    CallRecv::Expr(r) => Some(&**r),
+                    _ => None,
+                };
+                self.set_conjunct(a);
+                self.eval_opt(s, recv_expr, &|v, s, t0| {
+                    v.eval_list(s, args, &|v, s, targs| {
+                        v.set_conjunct(a);
+                        v.consume_pred(s, h2.clone(), p, t0.clone(), targs, a, q)
+                    })
+                })
+            }
+            ExprKind::Untouched(inner) => {
+                self.set_conjunct(a);
+                let original = s.clone();
+                let h2 = h2.clone();
+                // Non-destructive consumes of `inner` in the current and the old heap.
+                self.consume(s.clone(), s.heap.clone(), inner, &|v, _s, _h, now| {
+                    let mut old_state = original.clone();
+                    old_state.heap = (*original.old).clone();
+                    v.consume(
+                        old_state.clone(),
+                        old_state.heap.clone(),
+                        inner,
+                        &|v, _s, _h, then| {
+                            v.set_conjunct(a);
+                            let same = Term::eq(now.clone(), then);
+                            if v.check(&original, &same, a.span, "assertion.false", || {
+                                format!(
+                                    "the locations of `{}` might have changed",
+                                    crate::rules::show::expr(inner)
+                                )
+                            }) {
+                                q(v, original.clone(), h2.clone(), Term::unit())
+                            }
+                        },
+                    )
+                })
+            }
+            _ => self.internal(&s, a.span, "an assertion form that cannot be consumed"),
+        }
+    }
+
+    /// Take the chunk for field `name` of `t` from `h2`, opening a predicate that
+    /// provides it when it is missing (inference).
+    #[allow(clippy::too_many_arguments)]
+    fn consume_field(
+        &mut self,
+        s: State,
+        h2: Heap,
+        t: Term,
+        name: std::rc::Rc<str>,
+        a: &'p Expr,
+        depth: u32,
+        q: QC<'_, 'p>,
+    ) {
+        let kind = ChunkKind::Field(name.clone());
+        match self.lookup(&h2, &kind, Some(&t), &[]) {
+            Lookup::Found(i) => {
+                let mut h2 = h2;
+                let c = h2.remove(i);
+                q(self, s, h2, Term::wrap(c.value))
+            }
+            Lookup::Unknown => self.fail_unknown(&s, a.span),
+            Lookup::NotFound => {
+                if self.config.infer && depth < crate::rules::MAX_OPEN {
+                    if let Some(i) = self.find_provider(&h2, &t, &name) {
+                        let s_outer = s.clone();
+                        let tmp = State { heap: h2, old: s.old.clone(), store: s.store.clone() };
+                        return self.open_chunk(tmp, i, &|v, opened, ()| {
+                            v.set_conjunct(a);
+                            v.consume_field(
+                                s_outer.clone(),
+                                opened.heap,
+                                t.clone(),
+                                name.clone(),
+                                a,
+                                depth + 1,
+                                q,
+                            )
+                        });
+                    }
+                }
+                let mut shown = s.clone();
+                shown.heap = h2;
+                let what = self.missing_field_message(&shown, a, &kind);
+                self.fail(&s, a.span, "insufficient.permission", what);
+            }
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn _sorts(_: Sort) {}

@@ -1,0 +1,504 @@
+//! `eval` (the paper's Figure 5): expressions to terms, checking well-definedness
+//! (permissions, non-null receivers, divisors, bounds, pure-call preconditions).
+//!
+//! Short-circuit operators and conditional expressions do not split the path: the
+//! guarded operand is evaluated in a `join` and the result is an `ite` over its
+//! leaves (the paper's rule for `?:` when the condition is undecided), so paths
+//! multiply only at statements.
+
+use crate::rules::{Mode, Q, Verifier, sort_of};
+use crate::state::State;
+use crate::state::chunk::ChunkKind;
+use crate::state::term::{Sort, Term};
+use crate::syntax::ast::{
+    BinOp, Body, CallRecv, Expr, ExprKind, MemberKind, MemberRef, Span, UnOp,
+};
+use std::rc::Rc;
+
+/// Can evaluating `e` fail or touch the heap? (Locals, literals and arithmetic
+/// without division cannot.)
+pub fn total(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Int(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Null
+        | ExprKind::This
+        | ExprKind::Result
+        | ExprKind::Local(_) => true,
+        ExprKind::Unary { e, .. } => total(e),
+        ExprKind::Binary { op, l, r } => {
+            !matches!(op, BinOp::Div | BinOp::Mod) && total(l) && total(r)
+        }
+        ExprKind::Cond { c, a, b } => total(c) && total(a) && total(b),
+        _ => false,
+    }
+}
+
+impl<'p> Verifier<'p> {
+    pub fn eval(&mut self, s: State, e: &'p Expr, q: Q<'_, 'p, Term>) {
+        if self.stopped() {
+            return;
+        }
+        match &e.kind {
+            ExprKind::Int(n) => q(self, s, Term::int(*n)),
+            ExprKind::Bool(b) => q(self, s, Term::bool(*b)),
+            ExprKind::Null => q(self, s, Term::null()),
+            ExprKind::This => self.var(s, "this", e.span, q),
+            ExprKind::Result => self.var(s, "result", e.span, q),
+            ExprKind::Local(x) => self.var(s, x, e.span, q),
+            ExprKind::Name(x) => self.var(s, x, e.span, q),
+            ExprKind::Field { recv, field, class } => {
+                let name = self.info.field(class.unwrap_or(0), &field.name);
+                let sort = sort_of(&e.ty);
+                self.eval(s, recv, &|v, s, t| {
+                    v.read_field(s, t, name.clone(), sort, e, 0, q);
+                })
+            }
+            ExprKind::Length(a) => self.eval(s, a, &|v, s, t| {
+                if !v.check(&s, &Term::ne(t.clone(), Term::null()), a.span, "receiver.null", || {
+                    format!("`{}` might be null", crate::rules::show::expr(a))
+                }) {
+                    return;
+                }
+                let len = Term::len(t);
+                v.dec.assume(Term::le(Term::int(0), len.clone()));
+                q(v, s, len)
+            }),
+            ExprKind::Index { arr, idx } => self.eval(s, arr, &|v, s, ta| {
+                v.eval(s, idx, &|v, s, ti| {
+                    v.read_index(s, ta.clone(), ti, e, q);
+                })
+            }),
+            ExprKind::Call { target: Some(t), .. } => {
+                let m = &self.prog.classes[t.class].members[t.member];
+                if m.kind == MemberKind::Pure {
+                    self.eval_pure_call(s, e, false, &|v, s, call| q(v, s, call.term))
+                } else {
+                    self.internal(&s, e.span, "a non-pure call or predicate in an expression")
+                }
+            }
+            ExprKind::Call { target: None, .. } => self.internal(&s, e.span, "an unresolved call"),
+            ExprKind::Unary { op, e: x } => self.eval(s, x, &|v, s, t| {
+                let r = match op {
+                    UnOp::Not => Term::not(t),
+                    UnOp::Neg => Term::neg(t),
+                };
+                q(v, s, r)
+            }),
+            ExprKind::Binary { op: BinOp::And, l, r } => {
+                self.short_circuit(s, l, r, true, false, q)
+            }
+            ExprKind::Binary { op: BinOp::Or, l, r } => self.short_circuit(s, l, r, false, true, q),
+            ExprKind::Binary { op: BinOp::Implies, l, r } => {
+                self.short_circuit(s, l, r, true, true, q)
+            }
+            ExprKind::Binary { op, l, r } => self.eval(s, l, &|v, s, tl| {
+                v.eval(s, r, &|v, s, tr| {
+                    let t = match op {
+                        BinOp::Add => Term::add(tl.clone(), tr.clone()),
+                        BinOp::Sub => Term::sub(tl.clone(), tr.clone()),
+                        BinOp::Mul => Term::mul(tl.clone(), tr.clone()),
+                        BinOp::Div | BinOp::Mod => {
+                            let nz = Term::ne(tr.clone(), Term::int(0));
+                            if !v.check(&s, &nz, e.span, "division.by.zero", || {
+                                format!(
+                                    "the divisor `{}` might be zero",
+                                    crate::rules::show::expr(r)
+                                )
+                            }) {
+                                return;
+                            }
+                            if *op == BinOp::Div {
+                                Term::div(tl.clone(), tr)
+                            } else {
+                                Term::rem(tl.clone(), tr)
+                            }
+                        }
+                        BinOp::Eq => Term::eq(tl.clone(), tr),
+                        BinOp::Ne => Term::ne(tl.clone(), tr),
+                        BinOp::Lt => Term::lt(tl.clone(), tr),
+                        BinOp::Le => Term::le(tl.clone(), tr),
+                        BinOp::Gt => Term::lt(tr, tl.clone()),
+                        BinOp::Ge => Term::le(tr, tl.clone()),
+                        BinOp::And | BinOp::Or | BinOp::Implies => unreachable!("handled above"),
+                    };
+                    q(v, s, t)
+                })
+            }),
+            ExprKind::Cond { c, a, b } => self.eval(s, c, &|v, s, tc| {
+                if total(a) && total(b) {
+                    return v.eval(s.clone(), a, &|v, s, ta| {
+                        let tc = tc.clone();
+                        v.eval(s, b, &|v, s, tb| q(v, s, Term::ite(tc.clone(), ta.clone(), tb)))
+                    });
+                }
+                let Some(ta) = v.eval_guarded(&s, Some(tc.clone()), a) else { return };
+                let Some(tb) = v.eval_guarded(&s, Some(Term::not(tc.clone())), b) else { return };
+                q(v, s, Term::ite(tc.clone(), ta, tb))
+            }),
+            ExprKind::Old(x) => {
+                let current = s.heap.clone();
+                let mut old_state = s.clone();
+                old_state.heap = (*s.old).clone();
+                self.eval(old_state, x, &|v, mut s, t| {
+                    s.heap = current.clone();
+                    q(v, s, t)
+                })
+            }
+            ExprKind::Opening { pred, body } => {
+                let original = s.clone();
+                self.open_instance(s, pred, pred.span, "open.failed", &|v, opened, ()| {
+                    v.opening_depth += 1;
+                    v.eval(opened, body, &|v, _s, t| {
+                        let depth = v.opening_depth;
+                        v.opening_depth = depth.saturating_sub(1);
+                        q(v, original.clone(), t);
+                        v.opening_depth = depth;
+                    });
+                    v.opening_depth = v.opening_depth.saturating_sub(1);
+                })
+            }
+            ExprKind::Using { call, body } => {
+                self.eval_pure_call(s, call, true, &|v, s, _| v.eval(s, body, q))
+            }
+            ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Untouched(_) => {
+                self.internal(&s, e.span, "a permission in an expression")
+            }
+        }
+    }
+
+    fn var(&mut self, s: State, x: &str, span: Span, q: Q<'_, 'p, Term>) {
+        match s.get(x).cloned() {
+            Some(t) => q(self, s, t),
+            None => self.internal(&s, span, &format!("no value for `{x}`")),
+        }
+    }
+
+    /// A failure that a checked program cannot cause: reported, never verified.
+    pub fn internal(&mut self, s: &State, span: Span, what: &str) {
+        let save = self.mode;
+        self.mode = Mode::Stmt;
+        self.fail(s, span, "internal.error", format!("internal error: {what}"));
+        self.mode = save;
+    }
+
+    /// Evaluate a list of expressions left to right.
+    pub fn eval_list(&mut self, s: State, es: &'p [Expr], q: Q<'_, 'p, Vec<Term>>) {
+        self.eval_list_from(s, es, Vec::new(), q)
+    }
+
+    fn eval_list_from(
+        &mut self,
+        s: State,
+        es: &'p [Expr],
+        acc: Vec<Term>,
+        q: Q<'_, 'p, Vec<Term>>,
+    ) {
+        match es.split_first() {
+            None => q(self, s, acc),
+            Some((first, rest)) => self.eval(s, first, &|v, s, t| {
+                let mut acc = acc.clone();
+                acc.push(t);
+                v.eval_list_from(s, rest, acc, q)
+            }),
+        }
+    }
+
+    /// `l && r` (conj), `l || r` (!conj, !imp) and `l ==> r` (conj, imp): `r` is
+    /// evaluated only under the assumption that decides the result.
+    fn short_circuit(
+        &mut self,
+        s: State,
+        l: &'p Expr,
+        r: &'p Expr,
+        conj: bool,
+        imp: bool,
+        q: Q<'_, 'p, Term>,
+    ) {
+        let combine = move |tl: Term, tr: Term| {
+            if conj && imp {
+                Term::implies(tl, tr)
+            } else if conj {
+                Term::and(tl, tr)
+            } else {
+                Term::or(tl, tr)
+            }
+        };
+        self.eval(s, l, &|v, s, tl| {
+            if total(r) {
+                let tl2 = tl.clone();
+                return v.eval(s, r, &|v, s, tr| q(v, s, combine(tl2.clone(), tr)));
+            }
+            // The guard under which r matters.
+            let guard = if conj { tl.clone() } else { Term::not(tl.clone()) };
+            let Some(tr) = v.eval_guarded(&s, Some(guard), r) else { return };
+            q(v, s, combine(tl, tr))
+        })
+    }
+
+    /// Evaluate `e` under `guard` without splitting the path: explore it in a join,
+    /// re-assume its facts guarded, and return the `ite` of its leaves' values.
+    /// `None` when it failed (the failure is recorded) or the path ended.
+    pub fn eval_guarded(&mut self, s: &State, guard: Option<Term>, e: &'p Expr) -> Option<Term> {
+        if let Some(g) = &guard
+            && !self.feasible(g)
+        {
+            // The operand is irrelevant on this path.
+            return Some(Term::default_of(sort_of(&e.ty)));
+        }
+        let before = self.failures.len();
+        let timed_out = self.timed_out;
+        let leaves = self.join(&|v, k| {
+            if let Some(g) = &guard {
+                v.dec.assume_branch(g.clone());
+            }
+            v.eval(s.clone(), e, &|v, _s, t| k(v, t));
+        });
+        if self.failures.len() > before
+            || (self.timed_out && !timed_out)
+            || (self.unfold_depth > 0 && leaves.is_empty())
+        {
+            return None;
+        }
+        if leaves.is_empty() {
+            return Some(Term::default_of(sort_of(&e.ty)));
+        }
+        self.assume_leaf_facts(&leaves);
+        // The guard itself is the first branch condition of every leaf; leave it out.
+        let skip = usize::from(guard.is_some());
+        let mut it = leaves.iter().rev();
+        let last =
+            it.next().map(|l| l.value.clone()).unwrap_or_else(|| Term::default_of(sort_of(&e.ty)));
+        Some(it.fold(last, |acc, l| {
+            let c = Term::and_all(l.conds.iter().skip(skip).cloned().collect());
+            Term::ite(c, l.value.clone(), acc)
+        }))
+    }
+
+    /// Read `t.f` (`e` is the field expression), opening a predicate that provides it
+    /// when there is no chunk (inference).
+    #[allow(clippy::too_many_arguments)]
+    pub fn read_field(
+        &mut self,
+        s: State,
+        t: Term,
+        name: Rc<str>,
+        sort: Sort,
+        e: &'p Expr,
+        depth: u32,
+        q: Q<'_, 'p, Term>,
+    ) {
+        let _ = sort;
+        let kind = ChunkKind::Field(name.clone());
+        match self.lookup(&s.heap, &kind, Some(&t), &[]) {
+            Lookup::Found(i) => {
+                let value = s.heap.get(i).value.clone();
+                q(self, s, value)
+            }
+            Lookup::Unknown => self.fail_unknown(&s, e.span),
+            Lookup::NotFound => {
+                if self.config.infer && depth < crate::rules::MAX_OPEN {
+                    let provider = self.find_provider(&s.heap, &t, &name);
+                    if let Some(i) = provider {
+                        return self.open_chunk(s, i, &|v, s, ()| {
+                            v.read_field(s, t.clone(), name.clone(), sort, e, depth + 1, q)
+                        });
+                    }
+                }
+                let what = self.missing_field_message(&s, e, &kind);
+                self.fail(&s, e.span, "insufficient.permission", what);
+            }
+        }
+    }
+
+    pub fn missing_field_message(&self, s: &State, e: &Expr, kind: &ChunkKind) -> String {
+        let held: Vec<String> =
+            s.heap.iter().filter(|c| &c.kind == kind).map(|c| c.to_string()).collect();
+        let target = match &e.kind {
+            ExprKind::Acc(x) | ExprKind::AccArray(x) => crate::rules::show::expr(x),
+            _ => crate::rules::show::expr(e),
+        };
+        if held.is_empty() {
+            format!("no permission to access `{target}` (the heap holds no chunk of this field)")
+        } else {
+            format!(
+                "no permission to access `{target}` (the heap holds {}, none provably for this receiver)",
+                held.join(", ")
+            )
+        }
+    }
+
+    fn read_index(&mut self, s: State, ta: Term, ti: Term, e: &'p Expr, q: Q<'_, 'p, Term>) {
+        match self.lookup(&s.heap, &ChunkKind::Array, Some(&ta), &[]) {
+            Lookup::Found(i) => {
+                let contents = s.heap.get(i).value.clone();
+                if !self.check_bounds(&s, &ta, &ti, e) {
+                    return;
+                }
+                q(self, s, Term::select(contents, ti))
+            }
+            Lookup::Unknown => self.fail_unknown(&s, e.span),
+            Lookup::NotFound => {
+                let what = self.missing_field_message(&s, e, &ChunkKind::Array);
+                self.fail(&s, e.span, "insufficient.permission", what)
+            }
+        }
+    }
+
+    pub fn check_bounds(&mut self, s: &State, ta: &Term, ti: &Term, e: &Expr) -> bool {
+        let len = Term::len(ta.clone());
+        self.dec.assume(Term::le(Term::int(0), len.clone()));
+        let ok = Term::and(Term::le(Term::int(0), ti.clone()), Term::lt(ti.clone(), len));
+        self.check(s, &ok, e.span, "index.out.of.bounds", || {
+            format!("the index in `{}` might be out of bounds", crate::rules::show::expr(e))
+        })
+    }
+
+    /// Evaluate a pure call `e` (an `ExprKind::Call` of a pure method): receiver
+    /// non-null, arguments, the precondition consumed (not removed) for the snapshot;
+    /// the result is `C.p(snapshot, receiver, args)`. Assumes the callee's
+    /// postcondition, and with inference (or `explicit`, for `use`/`using`) its body.
+    pub fn eval_pure_call(
+        &mut self,
+        s: State,
+        e: &'p Expr,
+        explicit: bool,
+        q: Q<'_, 'p, PureCall>,
+    ) {
+        let ExprKind::Call { recv, args, target: Some(target), .. } = &e.kind else {
+            return self.internal(&s, e.span, "not a call");
+        };
+        let target = *target;
+        self.eval_receiver(s, recv, e.span, &|v, s, t0| {
+            v.eval_list(s, args, &|v, s, targs| {
+                v.pure_call_terms(s, target, t0.clone(), targs, e, explicit, q)
+            })
+        })
+    }
+
+    /// Evaluate a call's receiver (checking it is not null), or none for a static call.
+    pub fn eval_receiver(
+        &mut self,
+        s: State,
+        recv: &'p CallRecv,
+        span: Span,
+        q: Q<'_, 'p, Option<Term>>,
+    ) {
+        match recv {
+            CallRecv::Expr(r) => self.eval(s, r, &|v, s, t| {
+                if matches!(r.kind, ExprKind::This) {
+                    return q(v, s, Some(t));
+                }
+                let nn = Term::ne(t.clone(), Term::null());
+                if !v.check(&s, &nn, span, "receiver.null", || {
+                    format!("the receiver `{}` might be null", crate::rules::show::expr(r))
+                }) {
+                    return;
+                }
+                q(v, s, Some(t))
+            }),
+            CallRecv::Static(_) | CallRecv::Implicit => q(self, s, None),
+        }
+    }
+
+    /// The store a member's contract is evaluated in: `this` and its parameters.
+    pub fn callee_store(
+        &self,
+        target: MemberRef,
+        recv: Option<Term>,
+        args: &[Term],
+    ) -> crate::state::Store {
+        let m = &self.prog.classes[target.class].members[target.member];
+        let mut store = crate::state::Store::new();
+        if let Some(r) = recv {
+            store.insert("this".into(), r);
+        }
+        for (p, a) in m.params.iter().zip(args) {
+            store.insert(p.name.name.as_str().into(), a.clone());
+        }
+        store
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pure_call_terms(
+        &mut self,
+        s: State,
+        target: MemberRef,
+        recv: Option<Term>,
+        args: Vec<Term>,
+        e: &'p Expr,
+        explicit: bool,
+        q: Q<'_, 'p, PureCall>,
+    ) {
+        let m = &self.prog.classes[target.class].members[target.member];
+        let callee = State {
+            heap: s.heap.clone(),
+            old: s.old.clone(),
+            store: self.callee_store(target, recv.clone(), &args),
+        };
+        let mode = match self.mode {
+            Mode::Stmt => Mode::Consume { id: "call.precondition", call: Some(e.span) },
+            other => other,
+        };
+        let closes_before = self.closes;
+        let in_opening = self.opening_depth > 0;
+        let termination = if self.unfold_depth == 0 { self.termination } else { None };
+        self.consume_with(mode, callee, &m.requires, &|v, rest, snap| {
+            if let Some(caller) = termination {
+                let earlier = target < caller;
+                let smaller = !rest.heap.is_empty();
+                let opening = in_opening && v.closes == closes_before;
+                if !(earlier || smaller || opening) {
+                    v.fail_termination(&s, e, target);
+                    return;
+                }
+            }
+            let Some(f) = v.info.funcs.get(&target) else {
+                return v.internal(&s, e.span, "pure method without a function");
+            };
+            let mut fargs = vec![snap.clone()];
+            fargs.extend(recv.iter().cloned());
+            fargs.extend(args.iter().cloned());
+            let term = Term::app(f, fargs);
+            v.assume_pure_facts(&s, target, &snap, recv.clone(), &args, &term, explicit);
+            q(v, s.clone(), PureCall { term, snap })
+        });
+    }
+
+    fn fail_termination(&mut self, s: &State, e: &Expr, target: MemberRef) {
+        let name = self.info.member_names.get(&target).cloned().unwrap_or_default();
+        let save = self.mode;
+        self.mode = Mode::Stmt;
+        self.fail(
+            s,
+            e.span,
+            "termination.unproven",
+            format!(
+                "cannot prove that the call of `{name}` terminates: it is not declared earlier, its precondition leaves no chunk behind, and it is not inside an `opening`"
+            ),
+        );
+        self.mode = save;
+    }
+
+    /// The body of a pure method or predicate (its `return` expression).
+    pub fn body_of(&self, target: MemberRef) -> Option<&'p Expr> {
+        match &self.prog.classes[target.class].members[target.member].body {
+            Body::Return(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// The result of evaluating a pure call.
+#[derive(Clone)]
+pub struct PureCall {
+    pub term: Term,
+    pub snap: Term,
+}
+
+/// The outcome of a chunk lookup.
+pub enum Lookup {
+    Found(usize),
+    NotFound,
+    Unknown,
+}

@@ -1,0 +1,553 @@
+//! `exec` (the paper's Figure 8, plus LANGUAGE.md section 7): statements, method and
+//! constructor calls, `new`, loops with invariants, `join`, arrays.
+//!
+//! `return` calls the `ret` continuation (which checks the postcondition) instead of
+//! the statement's continuation, so it ends the path wherever it appears.
+
+use crate::rules::eval::Lookup;
+use crate::rules::{Mode, Q, Verifier, elem_of, sort_of};
+use crate::state::State;
+use crate::state::chunk::{Chunk, ChunkKind};
+use crate::state::heap::Heap;
+use crate::state::term::{Sort, Term};
+use crate::syntax::ast::{
+    Block, CallRecv, Expr, ExprKind, MemberKind, Rhs, Span, Stmt, StmtKind, Type,
+};
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+/// The continuation for `return`.
+pub type Ret<'a, 'p> = &'a dyn Fn(&mut Verifier<'p>, State);
+
+impl<'p> Verifier<'p> {
+    pub fn exec_block(&mut self, s: State, stmts: &'p [Stmt], ret: Ret<'_, 'p>, q: Q<'_, 'p, ()>) {
+        // A `join` splits the block: everything before it is explored, every path
+        // consumes the join's assertion, and the rest runs once.
+        if let Some(j) = stmts.iter().position(|st| matches!(st.kind, StmtKind::Join(_))) {
+            return self.exec_join(s, stmts, j, ret, q);
+        }
+        match stmts.split_first() {
+            None => q(self, s, ()),
+            Some((first, rest)) => {
+                self.exec(s, first, ret, &|v, s, ()| v.exec_block(s, rest, ret, q))
+            }
+        }
+    }
+
+    pub fn exec(&mut self, s: State, st: &'p Stmt, ret: Ret<'_, 'p>, q: Q<'_, 'p, ()>) {
+        if self.stopped() {
+            return;
+        }
+        self.trace_step(&s, || format!("exec {}", stmt_head(st)), st.span);
+        match &st.kind {
+            StmtKind::Local { ty, name, init } => match init {
+                None => {
+                    let mut s = s;
+                    s.set(&name.name, default_value(ty));
+                    q(self, s, ())
+                }
+                Some(rhs) => self.exec_rhs(s, rhs, ty, &|v, mut s, t| {
+                    s.set(&name.name, t);
+                    q(v, s, ())
+                }),
+            },
+            StmtKind::Assign { lhs, rhs } => self.exec_assign(s, lhs, rhs, q),
+            StmtKind::Call(call) => self.exec_call(s, call, &|v, s, _| q(v, s, ())),
+            StmtKind::If { cond, then, els } => self.eval(s, cond, &|v, s, c| {
+                v.branch(s, c, &|v, s, ()| v.exec_block(s, &then.stmts, ret, q), &|v, s, ()| {
+                    match els {
+                        Some(e) => v.exec(s, e, ret, q),
+                        None => q(v, s, ()),
+                    }
+                })
+            }),
+            StmtKind::While { cond, invariants, body } => {
+                self.exec_while(s, st.span, cond, invariants, body, ret, q)
+            }
+            StmtKind::Assert(a) => {
+                let original = s.clone();
+                self.consume_with(
+                    Mode::Consume { id: "assert.failed", call: None },
+                    s,
+                    std::slice::from_ref(a),
+                    &|v, _s, _| q(v, original.clone(), ()),
+                )
+            }
+            StmtKind::Open(call) => self.open_instance(s, call, st.span, "open.failed", q),
+            StmtKind::Close(call) => self.exec_close(s, call, st.span, q),
+            StmtKind::Use(call) => {
+                let save = self.mode;
+                self.mode = Mode::Stmt;
+                self.eval_pure_call(s, call, true, &|v, s, _| q(v, s, ()));
+                self.mode = save;
+            }
+            StmtKind::Join(_) => q(self, s, ()),
+            StmtKind::Return(e) => match e {
+                None => ret(self, s),
+                Some(e) => self.eval(s, e, &|v, mut s, t| {
+                    s.set("result", t);
+                    ret(v, s)
+                }),
+            },
+            StmtKind::Block(b) => self.exec_block(s, &b.stmts, ret, q),
+        }
+    }
+
+    /// The right side of an assignment or declaration.
+    fn exec_rhs(&mut self, s: State, rhs: &'p Rhs, ty: &Type, q: Q<'_, 'p, Term>) {
+        let _ = ty;
+        match rhs {
+            Rhs::Expr(e) if self.is_method_call(e) => self.exec_call(s, e, q),
+            Rhs::Expr(e) => self.eval(s, e, q),
+            Rhs::New { class, args, span } => self.exec_new(s, &class.name, args, *span, q),
+            Rhs::NewArray { elem, len, span } => self.eval(s, len, &|v, s, n| {
+                let ok = Term::le(Term::int(0), n.clone());
+                if !v.check(&s, &ok, *span, "index.out.of.bounds", || {
+                    "the array length might be negative".to_string()
+                }) {
+                    return;
+                }
+                let a = v.fresh("arr", Sort::Ref);
+                v.dec.assume(Term::ne(a.clone(), Term::null()));
+                v.dec.assume(Term::eq(Term::len(a.clone()), n));
+                let e = elem_of(&Type::Array(Box::new(elem.clone())));
+                let contents = Term::default_of(Sort::Arr(e));
+                let a2 = a.clone();
+                v.add_chunk(s, Chunk::array(a, contents), &|v, s, ()| q(v, s, a2.clone()))
+            }),
+        }
+    }
+
+    fn is_method_call(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Call { target: Some(t), .. } => {
+                let k = self.prog.classes[t.class].members[t.member].kind;
+                k == MemberKind::Method
+            }
+            _ => false,
+        }
+    }
+
+    fn exec_assign(&mut self, s: State, lhs: &'p Expr, rhs: &'p Rhs, q: Q<'_, 'p, ()>) {
+        match &lhs.kind {
+            ExprKind::Local(x) | ExprKind::Name(x) => {
+                self.exec_rhs(s, rhs, &lhs.ty, &|v, mut s, t| {
+                    s.set(x, t);
+                    q(v, s, ())
+                })
+            }
+            ExprKind::Field { recv, field, class } => {
+                let name = self.info.field(class.unwrap_or(0), &field.name);
+                self.eval(s, recv, &|v, s, t| {
+                    v.exec_rhs(s, rhs, &lhs.ty, &|v, s, val| {
+                        v.write_field(s, t.clone(), name.clone(), val, lhs, 0, q)
+                    })
+                })
+            }
+            ExprKind::Index { arr, idx } => self.eval(s, arr, &|v, s, ta| {
+                v.eval(s, idx, &|v, s, ti| {
+                    v.exec_rhs(s, rhs, &lhs.ty, &|v, mut s, val| match v.lookup(
+                        &s.heap,
+                        &ChunkKind::Array,
+                        Some(&ta),
+                        &[],
+                    ) {
+                        Lookup::Found(i) => {
+                            if !v.check_bounds(&s, &ta, &ti, lhs) {
+                                return;
+                            }
+                            let contents = s.heap.get(i).value.clone();
+                            s.heap.set_value(i, Term::store(contents, ti.clone(), val));
+                            q(v, s, ())
+                        }
+                        Lookup::Unknown => v.fail_unknown(&s, lhs.span),
+                        Lookup::NotFound => {
+                            let what = v.missing_field_message(&s, lhs, &ChunkKind::Array);
+                            v.fail(&s, lhs.span, "insufficient.permission", what)
+                        }
+                    })
+                })
+            }),
+            _ => self.internal(&s, lhs.span, "assignment to a non-location"),
+        }
+    }
+
+    /// `t.f = val`: the chunk for `t.f` gets the new value.
+    #[allow(clippy::too_many_arguments)]
+    fn write_field(
+        &mut self,
+        s: State,
+        t: Term,
+        name: Rc<str>,
+        val: Term,
+        lhs: &'p Expr,
+        depth: u32,
+        q: Q<'_, 'p, ()>,
+    ) {
+        let kind = ChunkKind::Field(name.clone());
+        match self.lookup(&s.heap, &kind, Some(&t), &[]) {
+            Lookup::Found(i) => {
+                let mut s = s;
+                s.heap.set_value(i, val);
+                q(self, s, ())
+            }
+            Lookup::Unknown => self.fail_unknown(&s, lhs.span),
+            Lookup::NotFound => {
+                if self.config.infer
+                    && depth < crate::rules::MAX_OPEN
+                    && let Some(i) = self.find_provider(&s.heap, &t, &name)
+                {
+                    return self.open_chunk(s, i, &|v, s, ()| {
+                        v.write_field(s, t.clone(), name.clone(), val.clone(), lhs, depth + 1, q)
+                    });
+                }
+                let what = self.missing_field_message(&s, lhs, &kind);
+                self.fail(&s, lhs.span, "insufficient.permission", what);
+            }
+        }
+    }
+
+    /// A method call `e.m(args)` (statement or whole right side): receiver non-null,
+    /// consume the precondition, produce the postcondition (`old` = the caller's heap
+    /// before the call); the continuation gets the result (or `unit`).
+    pub fn exec_call(&mut self, s: State, call: &'p Expr, q: Q<'_, 'p, Term>) {
+        let ExprKind::Call { recv, args, target: Some(target), .. } = &call.kind else {
+            return self.internal(&s, call.span, "not a call");
+        };
+        let target = *target;
+        let m = &self.prog.classes[target.class].members[target.member];
+        if m.kind == MemberKind::Pure {
+            return self.eval(s, call, q);
+        }
+        self.trace_step(&s, || format!("call {}", crate::rules::show::expr(call)), call.span);
+        let recv_check = match recv {
+            CallRecv::Expr(r) => Some(&**r),
+            _ => None,
+        };
+        let _ = recv_check;
+        self.eval_receiver(s, recv, call.span, &|v, s, t0| {
+            v.eval_list(s, args, &|v, s, targs| {
+                let store = v.callee_store(target, t0.clone(), &targs);
+                v.call_contract(s, target, store, call.span, q)
+            })
+        })
+    }
+
+    /// Consume a callee's precondition and produce its postcondition.
+    fn call_contract(
+        &mut self,
+        s: State,
+        target: crate::syntax::ast::MemberRef,
+        store: crate::state::Store,
+        span: Span,
+        q: Q<'_, 'p, Term>,
+    ) {
+        let m = &self.prog.classes[target.class].members[target.member];
+        let callee = State { heap: s.heap.clone(), old: s.old.clone(), store: store.clone() };
+        let caller_heap = Rc::new(s.heap.clone());
+        self.consume_with(
+            Mode::Consume { id: "call.precondition", call: Some(span) },
+            callee,
+            &m.requires,
+            &|v, rest, _| {
+                let mut post_store = store.clone();
+                let result = if m.kind == MemberKind::Constructor {
+                    post_store.get("this").cloned().unwrap_or_else(Term::null)
+                } else if m.ty == Type::Void {
+                    Term::unit()
+                } else {
+                    let r = v.fresh("result", sort_of(&m.ty));
+                    post_store.insert("result".into(), r.clone());
+                    r
+                };
+                let post = State { heap: rest.heap, old: caller_heap.clone(), store: post_store };
+                let snap = v.fresh("s", Sort::Snap);
+                let caller_store = s.store.clone();
+                let caller_old = s.old.clone();
+                v.produce_all(post, snap, &m.ensures, &|v, after, ()| {
+                    let back = State {
+                        heap: after.heap,
+                        old: caller_old.clone(),
+                        store: caller_store.clone(),
+                    };
+                    v.trace_step(&back, || "produce the callee's postcondition".to_string(), span);
+                    q(v, back, result.clone())
+                })
+            },
+        )
+    }
+
+    /// `new C(args)`: a fresh non-null object; with a constructor, its contract; with
+    /// none, permission to every field at its default value.
+    fn exec_new(
+        &mut self,
+        s: State,
+        class: &str,
+        args: &'p [Expr],
+        span: Span,
+        q: Q<'_, 'p, Term>,
+    ) {
+        let Some(ci) = self.prog.classes.iter().position(|c| c.name.name == class) else {
+            // `new Object()`
+            let o = self.fresh("obj", Sort::Ref);
+            self.dec.assume(Term::ne(o.clone(), Term::null()));
+            return q(self, s, o);
+        };
+        let cls = &self.prog.classes[ci];
+        let base = class.to_lowercase();
+        let o = self.fresh(&base, Sort::Ref);
+        self.dec.assume(Term::ne(o.clone(), Term::null()));
+        let ctor = cls.members.iter().position(|m| m.kind == MemberKind::Constructor);
+        self.eval_list(s, args, &|v, s, targs| match ctor {
+            Some(mi) => {
+                let target = crate::syntax::ast::MemberRef { class: ci, member: mi };
+                let store = v.callee_store(target, Some(o.clone()), &targs);
+                v.call_contract(s, target, store, span, q)
+            }
+            None => {
+                let fields: Vec<Chunk> = v.field_chunks(ci, &o);
+                v.add_chunks(s, fields, &|v, s, ()| q(v, s, o.clone()))
+            }
+        })
+    }
+
+    /// Chunks for every field of class `ci` of object `o`, at default values.
+    pub fn field_chunks(&self, ci: usize, o: &Term) -> Vec<Chunk> {
+        self.prog.classes[ci]
+            .members
+            .iter()
+            .filter(|m| m.kind == MemberKind::Field)
+            .map(|m| {
+                Chunk::field(self.info.field(ci, &m.name.name), o.clone(), default_value(&m.ty))
+            })
+            .collect()
+    }
+
+    pub fn add_chunks(&mut self, s: State, mut cs: Vec<Chunk>, q: Q<'_, 'p, ()>) {
+        match cs.pop() {
+            None => q(self, s, ()),
+            Some(c) => {
+                let rest = cs;
+                self.add_chunk(s, c, &|v, s, ()| v.add_chunks(s, rest.clone(), q))
+            }
+        }
+    }
+
+    /// `close e.q(args);`: consume the body, add the instance with the body's snapshot.
+    fn exec_close(&mut self, s: State, call: &'p Expr, span: Span, q: Q<'_, 'p, ()>) {
+        let ExprKind::Call { recv, args, target: Some(p), .. } = &call.kind else {
+            return self.internal(&s, span, "close of a non-call");
+        };
+        let p = *p;
+        let Some(body) = self.body_of(p) else { return };
+        self.eval_receiver(s, recv, span, &|v, s, t0| {
+            v.eval_list(s, args, &|v, s, targs| {
+                let store = v.callee_store(p, t0.clone(), &targs);
+                let inner = State { heap: s.heap.clone(), old: s.old.clone(), store };
+                let caller_store = s.store.clone();
+                let t0 = t0.clone();
+                v.consume_with(
+                    Mode::Consume { id: "close.failed", call: Some(span) },
+                    inner,
+                    std::slice::from_ref(body),
+                    &|v, rest, snap| {
+                        let name = v.info.preds.get(&p).cloned().unwrap_or_else(|| "?".into());
+                        let back =
+                            State { heap: rest.heap, old: rest.old, store: caller_store.clone() };
+                        v.after_ghost(&back, &snap);
+                        let c = Chunk::pred(p, name, t0.clone(), targs.clone(), snap);
+                        v.add_chunk(back, c, q)
+                    },
+                )
+            })
+        })
+    }
+
+    /// `while (c) invariant I; { body }` (LANGUAGE.md section 7).
+    #[allow(clippy::too_many_arguments)]
+    fn exec_while(
+        &mut self,
+        s: State,
+        span: Span,
+        cond: &'p Expr,
+        invs: &'p [Expr],
+        body: &'p Block,
+        ret: Ret<'_, 'p>,
+        q: Q<'_, 'p, ()>,
+    ) {
+        let mut assigned = BTreeSet::new();
+        assigned_in(&body.stmts, &mut assigned);
+        self.consume_with(
+            Mode::Consume { id: "invariant.not.established", call: None },
+            s,
+            invs,
+            &|v, frame, _| {
+                // Fresh values for the locals the loop assigns.
+                let mut havocked = frame.clone();
+                for x in &assigned {
+                    if let Some(t) = havocked.get(x).cloned() {
+                        let f = v.fresh(x, t.sort());
+                        havocked.set(x, f);
+                    }
+                }
+                // 1. The body, once, from I && c, with nothing else in the heap.
+                let start = State {
+                    heap: Heap::new(),
+                    old: havocked.old.clone(),
+                    store: havocked.store.clone(),
+                };
+                v.in_frame(|v| {
+                    let snap = v.fresh("inv", Sort::Snap);
+                    v.produce_all(start.clone(), snap, invs, &|v, s, ()| {
+                        v.eval(s, cond, &|v, s, c| {
+                            let frame_heap = frame.heap.clone();
+                            let body_ret = move |v: &mut Verifier<'p>, s: State| {
+                                let mut s = s;
+                                for c in frame_heap.iter() {
+                                    s.heap.add(c.clone());
+                                }
+                                ret(v, s)
+                            };
+                            v.branch(
+                                s,
+                                c,
+                                &|v, s, ()| {
+                                    v.exec_block(s, &body.stmts, &body_ret, &|v, s, ()| {
+                                        v.consume_with(
+                                            Mode::Consume {
+                                                id: "invariant.not.preserved",
+                                                call: None,
+                                            },
+                                            s,
+                                            invs,
+                                            &|_, _, _| {},
+                                        )
+                                    })
+                                },
+                                &|_, _, ()| {},
+                            )
+                        })
+                    })
+                });
+                // 2. After the loop: the frame plus I && !c.
+                let snap = v.fresh("inv", Sort::Snap);
+                v.produce_all(havocked, snap, invs, &|v, s, ()| {
+                    v.eval(s, cond, &|v, s, c| {
+                        v.branch(s, c, &|_, _, ()| {}, &|v, s, ()| q(v, s, ()))
+                    })
+                });
+            },
+        );
+        let _ = span;
+    }
+
+    /// A block with a `join` at index `j`: explore the prefix, consume the join's
+    /// assertion on every path, then run the rest once from a state that knows only it.
+    fn exec_join(
+        &mut self,
+        s: State,
+        stmts: &'p [Stmt],
+        j: usize,
+        ret: Ret<'_, 'p>,
+        q: Q<'_, 'p, ()>,
+    ) {
+        let StmtKind::Join(a) = &stmts[j].kind else { return };
+        let (prefix, rest) = (&stmts[..j], &stmts[j + 1..]);
+        let reached = std::cell::Cell::new(0u32);
+        self.in_frame(|v| {
+            v.exec_block(s.clone(), prefix, ret, &|v, s, ()| {
+                v.trace_step(&s, || "join".to_string(), stmts[j].span);
+                v.consume_with(
+                    Mode::Consume { id: "join.failed", call: None },
+                    s,
+                    std::slice::from_ref(a),
+                    &|_, _, _| {
+                        reached.set(reached.get() + 1);
+                    },
+                )
+            })
+        });
+        if reached.get() == 0 {
+            return;
+        }
+        // Locals assigned or declared before the join get fresh values.
+        let mut assigned = BTreeSet::new();
+        assigned_in(prefix, &mut assigned);
+        declared_in(prefix, &mut assigned);
+        let mut after = State { heap: Heap::new(), old: s.old.clone(), store: s.store.clone() };
+        for x in &assigned {
+            let sort = s
+                .get(x)
+                .map(|t| t.sort())
+                .or_else(|| declared_sort(prefix, x))
+                .unwrap_or(Sort::Int);
+            let f = self.fresh(x, sort);
+            after.set(x, f);
+        }
+        let snap = self.fresh("join", Sort::Snap);
+        self.produce(after, snap, a, &|v, s, ()| v.exec_block(s, rest, ret, q))
+    }
+}
+
+/// The default value of a local or field of type `ty`.
+pub fn default_value(ty: &Type) -> Term {
+    Term::default_of(sort_of(ty))
+}
+
+/// A short description of a statement for traces.
+fn stmt_head(st: &Stmt) -> String {
+    match &st.kind {
+        StmtKind::Local { name, .. } => format!("declare {}", name.name),
+        StmtKind::Assign { lhs, .. } => format!("{} = ...", crate::rules::show::expr(lhs)),
+        StmtKind::Call(c) => crate::rules::show::expr(c),
+        StmtKind::If { cond, .. } => format!("if ({})", crate::rules::show::expr(cond)),
+        StmtKind::While { cond, .. } => format!("while ({})", crate::rules::show::expr(cond)),
+        StmtKind::Assert(a) => format!("assert {}", crate::rules::show::expr(a)),
+        StmtKind::Open(c) => format!("open {}", crate::rules::show::expr(c)),
+        StmtKind::Close(c) => format!("close {}", crate::rules::show::expr(c)),
+        StmtKind::Use(c) => format!("use {}", crate::rules::show::expr(c)),
+        StmtKind::Join(a) => format!("join {}", crate::rules::show::expr(a)),
+        StmtKind::Return(_) => "return".to_string(),
+        StmtKind::Block(_) => "block".to_string(),
+    }
+}
+
+/// Locals assigned (not declared) in `stmts`, including nested blocks.
+pub fn assigned_in(stmts: &[Stmt], out: &mut BTreeSet<String>) {
+    for st in stmts {
+        match &st.kind {
+            StmtKind::Assign { lhs, .. } => {
+                if let ExprKind::Local(x) | ExprKind::Name(x) = &lhs.kind {
+                    out.insert(x.clone());
+                }
+            }
+            StmtKind::If { then, els, .. } => {
+                assigned_in(&then.stmts, out);
+                if let Some(e) = els {
+                    assigned_in(std::slice::from_ref(&**e), out);
+                }
+            }
+            StmtKind::While { body, .. } => assigned_in(&body.stmts, out),
+            StmtKind::Block(b) => assigned_in(&b.stmts, out),
+            _ => {}
+        }
+    }
+}
+
+fn declared_in(stmts: &[Stmt], out: &mut BTreeSet<String>) {
+    for st in stmts {
+        if let StmtKind::Local { name, .. } = &st.kind {
+            out.insert(name.name.clone());
+        }
+    }
+}
+
+fn declared_sort(stmts: &[Stmt], x: &str) -> Option<Sort> {
+    stmts.iter().find_map(|st| match &st.kind {
+        StmtKind::Local { ty, name, .. } if name.name == x => Some(sort_of(ty)),
+        _ => None,
+    })
+}
+
+#[allow(dead_code)]
+fn _unused(_: Rc<str>) {}

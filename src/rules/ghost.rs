@@ -1,0 +1,305 @@
+//! Chunk lookup and the ghost operations (the paper's sections 3.3-3.4 and 4.1):
+//! `open`, `close`, `use`, and their inference: opening a predicate that provides a
+//! missing field, closing a missing predicate instance, unfolding pure calls.
+//!
+//! Chunk lookup asks syntax first (hash-consed receivers and arguments), then the
+//! solver once for "is it any of these?", and only then one candidate at a time.
+
+use crate::decider::Answer;
+use crate::rules::eval::Lookup;
+use crate::rules::{MAX_UNFOLD, Mode, Q, Verifier};
+use crate::state::State;
+use crate::state::chunk::{Chunk, ChunkKind};
+use crate::state::heap::Heap;
+use crate::state::term::Term;
+use crate::syntax::ast::{Expr, ExprKind, MemberRef, Span};
+use std::rc::Rc;
+
+impl<'p> Verifier<'p> {
+    /// Find a chunk of `kind` whose receiver and arguments provably equal these.
+    pub fn lookup(
+        &mut self,
+        heap: &Heap,
+        kind: &ChunkKind,
+        recv: Option<&Term>,
+        args: &[Term],
+    ) -> Lookup {
+        let cands = heap.candidates(kind);
+        if cands.is_empty() {
+            return Lookup::NotFound;
+        }
+        let same = |c: &Chunk| c.recv.as_ref() == recv && &*c.args == args;
+        if let Some(&i) = cands.iter().find(|&&i| same(heap.get(i))) {
+            return Lookup::Found(i);
+        }
+        let eqs = |c: &Chunk| {
+            let mut conj = vec![];
+            if let (Some(a), Some(b)) = (&c.recv, recv) {
+                conj.push(Term::eq(a.clone(), b.clone()));
+            }
+            conj.extend(c.args.iter().zip(args).map(|(a, b)| Term::eq(a.clone(), b.clone())));
+            Term::and_all(conj)
+        };
+        let goals: Vec<Term> = cands.iter().map(|&i| eqs(heap.get(i))).collect();
+        if goals.len() > 1 {
+            let any = goals.iter().cloned().reduce(Term::or).unwrap_or_else(Term::ff);
+            match self.dec.prove(&any) {
+                Answer::Refuted => return Lookup::NotFound,
+                Answer::Unknown => return Lookup::Unknown,
+                Answer::Proved => {}
+            }
+        }
+        for (i, g) in cands.iter().zip(&goals) {
+            match self.dec.prove(g) {
+                Answer::Proved => return Lookup::Found(*i),
+                Answer::Unknown => return Lookup::Unknown,
+                Answer::Refuted => {}
+            }
+        }
+        Lookup::NotFound
+    }
+
+    /// A predicate chunk with receiver `t` whose body provides field `name`.
+    pub fn find_provider(&mut self, heap: &Heap, t: &Term, name: &Rc<str>) -> Option<usize> {
+        let mut cands = vec![];
+        for (i, c) in heap.iter().enumerate() {
+            if let ChunkKind::Pred(p, _) = &c.kind
+                && self.info.provides.get(p).is_some_and(|f| f.contains(name))
+            {
+                if c.recv.as_ref() == Some(t) {
+                    return Some(i);
+                }
+                cands.push(i);
+            }
+        }
+        for i in cands {
+            let Some(r) = heap.get(i).recv.clone() else { continue };
+            if self.dec.prove(&Term::eq(r, t.clone())) == Answer::Proved {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// Open the predicate chunk at `index`: remove it and produce its body with its
+    /// snapshot (the paper's `open`).
+    pub fn open_chunk(&mut self, s: State, index: usize, q: Q<'_, 'p, ()>) {
+        let mut s = s;
+        let chunk = s.heap.remove(index);
+        let ChunkKind::Pred(p, _) = chunk.kind else {
+            return self.internal(&s, Span::default(), "opening a non-predicate chunk");
+        };
+        let Some(body) = self.body_of(p) else {
+            return self.internal(&s, Span::default(), "predicate without a body");
+        };
+        let store = s.store.clone();
+        let inner = State {
+            heap: s.heap,
+            old: s.old,
+            store: self.callee_store(p, chunk.recv.clone(), &chunk.args),
+        };
+        self.produce(inner, chunk.value.clone(), body, &|v, opened, ()| {
+            let back = State { heap: opened.heap, old: opened.old, store: store.clone() };
+            v.after_ghost(&back, &chunk.value);
+            q(v, back, ())
+        })
+    }
+
+    /// Open the instance named by `call` (an `ExprKind::Call` of a predicate), for
+    /// `open` statements and `opening` expressions; `id` when it is missing.
+    pub fn open_instance(
+        &mut self,
+        s: State,
+        call: &'p Expr,
+        span: Span,
+        id: &'static str,
+        q: Q<'_, 'p, ()>,
+    ) {
+        let ExprKind::Call { recv, args, target: Some(target), .. } = &call.kind else {
+            return self.internal(&s, span, "open of a non-call");
+        };
+        let target = *target;
+        self.eval_receiver(s, recv, span, &|v, s, t0| {
+            v.eval_list(s, args, &|v, s, targs| {
+                let kind = v.pred_kind(target);
+                match v.lookup(&s.heap, &kind, t0.as_ref(), &targs) {
+                    Lookup::Found(i) => v.open_chunk(s, i, q),
+                    Lookup::Unknown => v.fail_unknown(&s, span),
+                    Lookup::NotFound => {
+                        let save = v.mode;
+                        if matches!(v.mode, Mode::Stmt) {
+                            v.mode = Mode::Stmt;
+                        }
+                        let what = format!(
+                            "no predicate instance `{}` to open",
+                            crate::rules::show::expr(call)
+                        );
+                        if matches!(save, Mode::Stmt) {
+                            v.fail(&s, span, id, what);
+                        } else {
+                            v.fail(&s, span, "insufficient.permission", what);
+                        }
+                    }
+                }
+            })
+        })
+    }
+
+    pub fn pred_kind(&self, p: MemberRef) -> ChunkKind {
+        let name = self.info.preds.get(&p).cloned().unwrap_or_else(|| "?".into());
+        ChunkKind::Pred(p, name)
+    }
+
+    /// Consume the predicate instance `p(recv, args)` from `h2`, closing it first when
+    /// it is missing and inference is on (nested closes bounded).
+    #[allow(clippy::too_many_arguments)]
+    pub fn consume_pred(
+        &mut self,
+        s: State,
+        h2: Heap,
+        p: MemberRef,
+        recv: Option<Term>,
+        args: Vec<Term>,
+        a: &'p Expr,
+        q: &dyn Fn(&mut Verifier<'p>, State, Heap, Term),
+    ) {
+        let kind = self.pred_kind(p);
+        match self.lookup(&h2, &kind, recv.as_ref(), &args) {
+            Lookup::Found(i) => {
+                let mut h2 = h2;
+                let c = h2.remove(i);
+                q(self, s, h2, c.value)
+            }
+            Lookup::Unknown => self.fail_unknown(&s, a.span),
+            Lookup::NotFound => {
+                let conj = (self.conjunct, self.conjunct_text.clone());
+                if self.config.infer && self.close_depth < crate::rules::MAX_CLOSE {
+                    let Some(body) = self.body_of(p) else { return };
+                    let saved = self.begin_tentative();
+                    let inner_tag = self.current_tag();
+                    let outer_mode = self.mode;
+                    self.close_depth += 1;
+                    self.closes += 1;
+                    let st = State {
+                        heap: h2.clone(),
+                        old: s.old.clone(),
+                        store: self.callee_store(p, recv.clone(), &args),
+                    };
+                    self.consume(st, h2.clone(), body, &|v, _st, h2b, snap| {
+                        // Back in the consumer's context for the rest of the path.
+                        let depth = v.close_depth;
+                        let (mode, cj, cjt) =
+                            (v.mode, v.conjunct, std::mem::take(&mut v.conjunct_text));
+                        v.close_depth -= 1;
+                        v.set_tag(saved.0);
+                        v.mode = outer_mode;
+                        v.after_ghost(&s, &snap);
+                        q(v, s.clone(), h2b, snap);
+                        v.set_tag(inner_tag);
+                        v.close_depth = depth;
+                        v.mode = mode;
+                        v.conjunct = cj;
+                        v.conjunct_text = cjt;
+                    });
+                    self.close_depth -= 1;
+                    let errs = self.end_tentative(saved);
+                    self.conjunct = conj.0;
+                    self.conjunct_text = conj.1;
+                    if let Some(first) = errs.first() {
+                        let what = format!(
+                            "no predicate instance `{}`, and closing it failed: {}",
+                            crate::rules::show::expr(a),
+                            first.message
+                        );
+                        self.fail(&s, a.span, "insufficient.permission", what);
+                    }
+                    return;
+                }
+                let held: Vec<String> =
+                    h2.iter().filter(|c| c.kind == kind).map(|c| c.to_string()).collect();
+                let what = if held.is_empty() {
+                    format!("no predicate instance `{}` in the heap", crate::rules::show::expr(a))
+                } else {
+                    format!(
+                        "no predicate instance `{}` (the heap holds {})",
+                        crate::rules::show::expr(a),
+                        held.join(", ")
+                    )
+                };
+                self.fail(&s, a.span, "insufficient.permission", what);
+            }
+        }
+    }
+
+    /// After a predicate instance with snapshot `snap` was opened or closed: unroll
+    /// once more the pure calls already evaluated on that snapshot (hook; the
+    /// unfolding of each call happens when it is evaluated).
+    pub fn after_ghost(&mut self, _s: &State, _snap: &Term) {}
+
+    /// Facts about a pure call `term = C.p(snap, recv, args)`: its postcondition, and
+    /// (with inference or when `explicit`) its body equation, unrolled to a bounded depth.
+    #[allow(clippy::too_many_arguments)]
+    pub fn assume_pure_facts(
+        &mut self,
+        s: &State,
+        target: MemberRef,
+        snap: &Term,
+        recv: Option<Term>,
+        args: &[Term],
+        term: &Term,
+        explicit: bool,
+    ) {
+        let body_wanted = explicit || self.config.infer;
+        if !self.first_unfolding(term) && !explicit {
+            return;
+        }
+        if self.unfold_depth >= MAX_UNFOLD {
+            return;
+        }
+        let m = &self.prog.classes[target.class].members[target.member];
+        let store = self.callee_store(target, recv, args);
+        let saved = (self.unfold_incomplete, self.termination.take(), self.opening_depth);
+        self.unfold_depth += 1;
+        self.opening_depth = 0;
+        // The postcondition, about `result`.
+        if !m.ensures.is_empty() {
+            self.unfold_incomplete = false;
+            let mut st = State { heap: Heap::new(), old: s.old.clone(), store: store.clone() };
+            st.set("result", term.clone());
+            let leaves = self.join(&|v, k| {
+                v.produce_all(st.clone(), snap.clone(), &m.requires, &|v, st, ()| {
+                    v.produce_all(st, Term::unit(), &m.ensures, &|v, _st, ()| k(v, ()))
+                })
+            });
+            self.assume_leaf_facts(&leaves);
+        }
+        // The body equation.
+        if body_wanted && let Some(body) = self.body_of(target) {
+            self.unfold_incomplete = false;
+            let st = State { heap: Heap::new(), old: s.old.clone(), store: store.clone() };
+            let leaves = self.join(&|v, k| {
+                v.produce_all(st.clone(), snap.clone(), &m.requires, &|v, st, ()| {
+                    v.eval(st, body, &|v, _st, t| k(v, t))
+                })
+            });
+            let complete = !self.unfold_incomplete && !leaves.is_empty();
+            self.assume_leaf_facts(&leaves);
+            if complete && leaves.len() == 1 {
+                let l = &leaves[0];
+                self.dec.assume(Term::implies(
+                    Term::and_all(l.conds.clone()),
+                    Term::eq(term.clone(), l.value.clone()),
+                ));
+            } else {
+                for l in &leaves {
+                    let eq = Term::eq(term.clone(), l.value.clone());
+                    self.dec.assume(Term::implies(Term::and_all(l.conds.clone()), eq));
+                }
+            }
+        }
+        self.unfold_depth -= 1;
+        self.unfold_incomplete = saved.0;
+        self.termination = saved.1;
+        self.opening_depth = saved.2;
+    }
+}

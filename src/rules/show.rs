@@ -1,0 +1,226 @@
+//! Showing things to the user: expressions in source syntax (for messages naming the
+//! failing conjunct), and concrete counterexamples from a model, in source terms.
+//!
+//! Architecture invariant: read-only; it asks the decider for a model but never
+//! changes the path condition.
+
+use crate::rules::Verifier;
+use crate::state::State;
+use crate::state::chunk::ChunkKind;
+use crate::state::term::{Sort, Term};
+use crate::syntax::ast::{CallRecv, Expr, ExprKind, UnOp};
+
+/// The opening words of a message for a failure reported with `id`.
+pub fn describe(id: &str, conjunct: &str) -> String {
+    match id {
+        "assert.failed" => format!("assertion `{conjunct}` might not hold"),
+        "postcondition.violated" => format!("postcondition `{conjunct}` might not hold"),
+        "call.precondition" => format!("the callee's precondition `{conjunct}` might not hold"),
+        "invariant.not.established" => {
+            format!("loop invariant `{conjunct}` might not hold on entry")
+        }
+        "invariant.not.preserved" => format!("loop invariant `{conjunct}` might not be preserved"),
+        "join.failed" => format!("join assertion `{conjunct}` might not hold"),
+        "close.failed" => format!("predicate body `{conjunct}` might not hold"),
+        _ => format!("`{conjunct}` fails"),
+    }
+}
+
+/// An expression in (approximately) source syntax.
+pub fn expr(e: &Expr) -> String {
+    let mut s = String::new();
+    write(e, &mut s, 0);
+    s
+}
+
+fn prec(e: &Expr) -> u8 {
+    use crate::syntax::ast::BinOp::*;
+    match &e.kind {
+        ExprKind::Cond { .. } | ExprKind::Opening { .. } | ExprKind::Using { .. } => 1,
+        ExprKind::Binary { op, .. } => match op {
+            Implies => 2,
+            Or => 3,
+            And => 4,
+            Eq | Ne => 5,
+            Lt | Le | Gt | Ge => 6,
+            Add | Sub => 7,
+            Mul | Div | Mod => 8,
+        },
+        ExprKind::Unary { .. } => 9,
+        _ => 10,
+    }
+}
+
+fn args(a: &[Expr], out: &mut String) {
+    out.push('(');
+    for (i, x) in a.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write(x, out, 0);
+    }
+    out.push(')');
+}
+
+fn write(e: &Expr, out: &mut String, outer: u8) {
+    let p = prec(e);
+    let paren = p < outer;
+    if paren {
+        out.push('(');
+    }
+    match &e.kind {
+        ExprKind::Int(n) => out.push_str(&n.to_string()),
+        ExprKind::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        ExprKind::Null => out.push_str("null"),
+        ExprKind::This => out.push_str("this"),
+        ExprKind::Result => out.push_str("result"),
+        ExprKind::Name(n) | ExprKind::Local(n) => out.push_str(n),
+        ExprKind::Field { recv, field, .. } => {
+            if !implicit_this(recv, field.span) {
+                write(recv, out, 10);
+                out.push('.');
+            }
+            out.push_str(&field.name);
+        }
+        ExprKind::Length(a) => {
+            write(a, out, 10);
+            out.push_str(".length");
+        }
+        ExprKind::Index { arr, idx } => {
+            write(arr, out, 10);
+            out.push('[');
+            write(idx, out, 0);
+            out.push(']');
+        }
+        ExprKind::Call { recv, name, args: a, .. } => {
+            match recv {
+                CallRecv::Expr(r) if !implicit_this(r, name.span) => {
+                    write(r, out, 10);
+                    out.push('.');
+                }
+                CallRecv::Static(c) if !name.span.range().is_empty() && c.is_empty() => {}
+                _ => {}
+            }
+            out.push_str(&name.name);
+            args(a, out);
+        }
+        ExprKind::Unary { op, e } => {
+            out.push_str(match op {
+                UnOp::Not => "!",
+                UnOp::Neg => "-",
+            });
+            write(e, out, 9);
+        }
+        ExprKind::Binary { op, l, r } => {
+            write(l, out, p + 1);
+            out.push(' ');
+            out.push_str(op.symbol());
+            out.push(' ');
+            write(r, out, p);
+        }
+        ExprKind::Cond { c, a, b } => {
+            write(c, out, 2);
+            out.push_str(" ? ");
+            write(a, out, 2);
+            out.push_str(" : ");
+            write(b, out, 1);
+        }
+        ExprKind::Old(x) => {
+            out.push_str("old(");
+            write(x, out, 0);
+            out.push(')');
+        }
+        ExprKind::Acc(x) => {
+            out.push_str("acc(");
+            write(x, out, 0);
+            out.push(')');
+        }
+        ExprKind::AccArray(x) => {
+            out.push_str("acc(");
+            write(x, out, 10);
+            out.push_str("[*])");
+        }
+        ExprKind::Untouched(x) => {
+            out.push_str("untouched(");
+            write(x, out, 0);
+            out.push(')');
+        }
+        ExprKind::Opening { pred, body } => {
+            out.push_str("opening ");
+            write(pred, out, 10);
+            out.push_str(" in ");
+            write(body, out, 1);
+        }
+        ExprKind::Using { call, body } => {
+            out.push_str("using ");
+            write(call, out, 10);
+            out.push_str(" in ");
+            write(body, out, 1);
+        }
+    }
+    if paren {
+        out.push(')');
+    }
+}
+
+/// Is `r` the `this` the checker inserted for a bare name at `name`?
+fn implicit_this(r: &Expr, name: crate::syntax::ast::Span) -> bool {
+    matches!(r.kind, ExprKind::This) && r.span.start >= name.start
+}
+
+/// A readable name for a reference term: a store variable holding it, if any.
+fn name_of(state: &State, t: &Term) -> String {
+    for (k, v) in &state.store {
+        if v == t {
+            return k.to_string();
+        }
+    }
+    t.to_string()
+}
+
+/// Concrete values, from a model of the path condition and the negated `goal`, of
+/// the store's variables and the heap's fields, in source terms (`c.x = 4`).
+pub fn counterexample(v: &mut Verifier<'_>, state: &State, goal: &Term) -> Option<Vec<String>> {
+    let mut labels = vec![];
+    let mut terms = vec![];
+    for (k, t) in &state.store {
+        if t.sort() == Sort::Int || t.sort() == Sort::Bool || t.sort() == Sort::Ref {
+            labels.push(k.to_string());
+            terms.push(t.clone());
+        }
+    }
+    for c in state.heap.iter() {
+        if let (ChunkKind::Field(name), Some(r)) = (&c.kind, &c.recv) {
+            let short = name.rsplit('.').next().unwrap_or(name);
+            labels.push(format!("{}.{short}", name_of(state, r)));
+            terms.push(c.value.clone());
+        }
+    }
+    // Pure-method applications in the goal.
+    collect_apps(goal, &mut terms, &mut labels);
+    let values = v.dec.model_values(&Term::not(goal.clone()), &terms)?;
+    let mut out = vec![];
+    for ((l, t), val) in labels.iter().zip(&terms).zip(values) {
+        if let Some(val) = val {
+            let val = if t.sort() == Sort::Ref { readable_ref(&val) } else { val };
+            out.push(format!("{l} = {val}"));
+        }
+    }
+    Some(out)
+}
+
+fn readable_ref(v: &str) -> String {
+    if v == "null" { v.to_string() } else { v.replace("Ref!val!", "object#") }
+}
+
+fn collect_apps(t: &Term, terms: &mut Vec<Term>, labels: &mut Vec<String>) {
+    if let crate::state::term::Op::App(_) = t.op()
+        && !terms.contains(t)
+    {
+        labels.push(t.to_string());
+        terms.push(t.clone());
+    }
+    for a in t.args() {
+        collect_apps(a, terms, labels);
+    }
+}

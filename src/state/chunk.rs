@@ -1,0 +1,86 @@
+//! Heap chunks (the paper's Definition 1): field chunks `t.f ↦ v`, predicate chunks
+//! `t.q[s](args)`, and array chunks `acc(a[*]) ↦ contents`.
+//!
+//! Architecture invariant: a chunk is immutable data over hash-consed terms; cloning
+//! one is a few reference-count increments.
+
+use crate::state::term::Term;
+use crate::syntax::ast::MemberRef;
+use std::fmt;
+use std::rc::Rc;
+
+/// What a chunk grants access to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ChunkKind {
+    /// A field, named `Class.field` after its declaring class.
+    Field(Rc<str>),
+    /// A predicate instance; `name` is `Class.q` for printing.
+    Pred(MemberRef, Rc<str>),
+    /// All elements of an array.
+    Array,
+}
+
+#[derive(Clone, Debug)]
+pub struct Chunk {
+    pub kind: ChunkKind,
+    /// The receiver (object, array), or `None` for a static predicate.
+    pub recv: Option<Term>,
+    /// Predicate arguments (empty for fields and arrays).
+    pub args: Rc<[Term]>,
+    /// Field value, predicate snapshot, or array contents.
+    pub value: Term,
+}
+
+impl Chunk {
+    pub fn field(name: Rc<str>, recv: Term, value: Term) -> Chunk {
+        Chunk { kind: ChunkKind::Field(name), recv: Some(recv), args: Rc::from(vec![]), value }
+    }
+    pub fn array(recv: Term, value: Term) -> Chunk {
+        Chunk { kind: ChunkKind::Array, recv: Some(recv), args: Rc::from(vec![]), value }
+    }
+    pub fn pred(
+        p: MemberRef,
+        name: Rc<str>,
+        recv: Option<Term>,
+        args: Vec<Term>,
+        snap: Term,
+    ) -> Chunk {
+        Chunk { kind: ChunkKind::Pred(p, name), recv, args: args.into(), value: snap }
+    }
+}
+
+impl fmt::Display for Chunk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let recv = |f: &mut fmt::Formatter<'_>| match &self.recv {
+            Some(r) => write!(f, "{r}."),
+            None => Ok(()),
+        };
+        match &self.kind {
+            ChunkKind::Field(name) => {
+                let short = name.rsplit('.').next().unwrap_or(name);
+                recv(f)?;
+                write!(f, "{short} ↦ {}", self.value)
+            }
+            ChunkKind::Array => {
+                recv(f)?;
+                write!(f, "[*] ↦ {}", self.value)
+            }
+            ChunkKind::Pred(_, name) => {
+                let short = if self.recv.is_some() {
+                    name.rsplit('.').next().unwrap_or(name)
+                } else {
+                    name
+                };
+                recv(f)?;
+                write!(f, "{short}[{}](", self.value)?;
+                for (i, a) in self.args.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                write!(f, ")")
+            }
+        }
+    }
+}

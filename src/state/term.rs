@@ -1,0 +1,644 @@
+//! Symbolic terms (the paper's section 3.2): hash-consed, sorted, built by smart
+//! constructors that fold constants and the snapshot laws, printed in the paper's
+//! notation.
+//!
+//! Architecture invariant: terms are interned per thread, so two structurally equal
+//! terms are the same pointer: `==` is syntactic equality in O(1). Nothing here knows
+//! Z3; `crate::decider::z3` translates terms, keyed by `Term::id`.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+
+/// Value sorts that an array can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Elem {
+    Int,
+    Bool,
+    Ref,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Sort {
+    Int,
+    Bool,
+    Ref,
+    Snap,
+    /// The contents of an array: a map from Int to the element sort.
+    Arr(Elem),
+}
+
+impl Sort {
+    pub fn of_elem(e: Elem) -> Sort {
+        match e {
+            Elem::Int => Sort::Int,
+            Elem::Bool => Sort::Bool,
+            Elem::Ref => Sort::Ref,
+        }
+    }
+}
+
+/// A function symbol of the program: a pure method `C.p` with its domain
+/// (snapshot, receiver when an instance member, parameters) and range.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Func {
+    pub name: Rc<str>,
+    pub domain: Rc<[Sort]>,
+    pub range: Sort,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// A symbol (fresh variable); the name is unique within a member.
+    Var(Rc<str>),
+    Int(i64),
+    Bool(bool),
+    Null,
+    Unit,
+    Add,
+    Sub,
+    Mul,
+    /// Java division and remainder (truncating); the decider encodes them.
+    Div,
+    Mod,
+    Neg,
+    Lt,
+    Le,
+    Eq,
+    Not,
+    And,
+    Or,
+    Implies,
+    Ite,
+    Combine,
+    First,
+    Second,
+    /// From a value sort into Snap (the paper's `fromRef`).
+    Wrap(Sort),
+    /// From Snap into a value sort (the paper's `toRef`).
+    Unwrap(Sort),
+    /// A pure method applied to (snapshot, receiver?, args).
+    App(Func),
+    /// The immutable length of an array reference.
+    Len,
+    /// `select(arr, i)`
+    Select,
+    /// `store(arr, i, v)`
+    Store,
+    /// The array holding one value everywhere (default contents of `new T[n]`).
+    ConstArr(Elem),
+}
+
+pub struct Node {
+    pub id: u32,
+    pub sort: Sort,
+    pub op: Op,
+    pub args: Box<[Term]>,
+}
+
+/// A hash-consed term: cheap to clone, compared by pointer.
+#[derive(Clone)]
+pub struct Term(Rc<Node>);
+
+impl PartialEq for Term {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+impl Eq for Term {}
+impl Hash for Term {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.id.hash(state)
+    }
+}
+impl PartialOrd for Term {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Term {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.id.cmp(&other.0.id)
+    }
+}
+
+#[derive(Default)]
+struct Interner {
+    table: HashMap<(Op, Box<[u32]>), Term>,
+    next_id: u32,
+}
+
+thread_local! {
+    static INTERNER: RefCell<Interner> = RefCell::new(Interner::default());
+}
+
+/// Forget every interned term of this thread (between members). Terms still alive
+/// stay valid but will no longer be shared with new ones.
+pub fn reset_interner() {
+    INTERNER.with(|i| i.borrow_mut().table.clear());
+}
+
+fn mk(op: Op, sort: Sort, args: Vec<Term>) -> Term {
+    INTERNER.with(|cell| {
+        let mut i = cell.borrow_mut();
+        let key = (op, args.iter().map(|a| a.0.id).collect::<Box<[u32]>>());
+        if let Some(t) = i.table.get(&key) {
+            return t.clone();
+        }
+        i.next_id += 1;
+        let t = Term(Rc::new(Node { id: i.next_id, sort, op: key.0.clone(), args: args.into() }));
+        i.table.insert(key, t.clone());
+        t
+    })
+}
+
+impl Term {
+    pub fn id(&self) -> u32 {
+        self.0.id
+    }
+    pub fn sort(&self) -> Sort {
+        self.0.sort
+    }
+    pub fn op(&self) -> &Op {
+        &self.0.op
+    }
+    pub fn args(&self) -> &[Term] {
+        &self.0.args
+    }
+    pub fn as_bool(&self) -> Option<bool> {
+        match self.op() {
+            Op::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+    pub fn as_int(&self) -> Option<i64> {
+        match self.op() {
+            Op::Int(n) => Some(*n),
+            _ => None,
+        }
+    }
+    pub fn is_true(&self) -> bool {
+        self.as_bool() == Some(true)
+    }
+    pub fn is_false(&self) -> bool {
+        self.as_bool() == Some(false)
+    }
+
+    // ----- leaves -----
+    pub fn var(name: &str, sort: Sort) -> Term {
+        mk(Op::Var(name.into()), sort, vec![])
+    }
+    pub fn int(n: i64) -> Term {
+        mk(Op::Int(n), Sort::Int, vec![])
+    }
+    pub fn bool(b: bool) -> Term {
+        mk(Op::Bool(b), Sort::Bool, vec![])
+    }
+    pub fn tt() -> Term {
+        Term::bool(true)
+    }
+    pub fn ff() -> Term {
+        Term::bool(false)
+    }
+    pub fn null() -> Term {
+        mk(Op::Null, Sort::Ref, vec![])
+    }
+    pub fn unit() -> Term {
+        mk(Op::Unit, Sort::Snap, vec![])
+    }
+    /// The default value of a sort (`0`, `false`, `null`).
+    pub fn default_of(sort: Sort) -> Term {
+        match sort {
+            Sort::Int => Term::int(0),
+            Sort::Bool => Term::ff(),
+            Sort::Ref => Term::null(),
+            Sort::Snap => Term::unit(),
+            Sort::Arr(e) => Term::const_arr(e, Term::default_of(Sort::of_elem(e))),
+        }
+    }
+
+    // ----- arithmetic -----
+    pub fn add(a: Term, b: Term) -> Term {
+        match (a.as_int(), b.as_int()) {
+            (Some(x), Some(y)) if x.checked_add(y).is_some() => Term::int(x + y),
+            (Some(0), _) => b,
+            (_, Some(0)) => a,
+            _ => mk(Op::Add, Sort::Int, vec![a, b]),
+        }
+    }
+    pub fn sub(a: Term, b: Term) -> Term {
+        match (a.as_int(), b.as_int()) {
+            (Some(x), Some(y)) if x.checked_sub(y).is_some() => Term::int(x - y),
+            (_, Some(0)) => a,
+            _ => mk(Op::Sub, Sort::Int, vec![a, b]),
+        }
+    }
+    pub fn mul(a: Term, b: Term) -> Term {
+        match (a.as_int(), b.as_int()) {
+            (Some(x), Some(y)) if x.checked_mul(y).is_some() => Term::int(x * y),
+            (Some(1), _) => b,
+            (_, Some(1)) => a,
+            _ => mk(Op::Mul, Sort::Int, vec![a, b]),
+        }
+    }
+    pub fn div(a: Term, b: Term) -> Term {
+        match (a.as_int(), b.as_int()) {
+            (Some(x), Some(y)) if y != 0 && x.checked_div(y).is_some() => Term::int(x / y),
+            _ => mk(Op::Div, Sort::Int, vec![a, b]),
+        }
+    }
+    pub fn rem(a: Term, b: Term) -> Term {
+        match (a.as_int(), b.as_int()) {
+            (Some(x), Some(y)) if y != 0 && x.checked_rem(y).is_some() => Term::int(x % y),
+            _ => mk(Op::Mod, Sort::Int, vec![a, b]),
+        }
+    }
+    pub fn neg(a: Term) -> Term {
+        match a.as_int() {
+            Some(x) if x.checked_neg().is_some() => Term::int(-x),
+            _ => mk(Op::Neg, Sort::Int, vec![a]),
+        }
+    }
+    pub fn lt(a: Term, b: Term) -> Term {
+        match (a.as_int(), b.as_int()) {
+            (Some(x), Some(y)) => Term::bool(x < y),
+            _ if a == b => Term::ff(),
+            _ => mk(Op::Lt, Sort::Bool, vec![a, b]),
+        }
+    }
+    pub fn le(a: Term, b: Term) -> Term {
+        match (a.as_int(), b.as_int()) {
+            (Some(x), Some(y)) => Term::bool(x <= y),
+            _ if a == b => Term::tt(),
+            _ => mk(Op::Le, Sort::Bool, vec![a, b]),
+        }
+    }
+
+    // ----- logic -----
+    pub fn eq(a: Term, b: Term) -> Term {
+        if a == b {
+            return Term::tt();
+        }
+        match (a.op(), b.op()) {
+            (Op::Int(_), Op::Int(_)) | (Op::Bool(_), Op::Bool(_)) => return Term::ff(),
+            (Op::Bool(true), _) => return b,
+            (_, Op::Bool(true)) => return a,
+            (Op::Bool(false), _) => return Term::not(b),
+            (_, Op::Bool(false)) => return Term::not(a),
+            _ => {}
+        }
+        // A canonical order makes `a == b` and `b == a` the same term.
+        let (a, b) = if a.id() <= b.id() { (a, b) } else { (b, a) };
+        mk(Op::Eq, Sort::Bool, vec![a, b])
+    }
+    pub fn ne(a: Term, b: Term) -> Term {
+        Term::not(Term::eq(a, b))
+    }
+    pub fn not(a: Term) -> Term {
+        match a.op() {
+            Op::Bool(b) => Term::bool(!b),
+            Op::Not => a.args()[0].clone(),
+            _ => mk(Op::Not, Sort::Bool, vec![a]),
+        }
+    }
+    pub fn and(a: Term, b: Term) -> Term {
+        Term::and_all(vec![a, b])
+    }
+    pub fn and_all(ts: Vec<Term>) -> Term {
+        let mut out: Vec<Term> = Vec::with_capacity(ts.len());
+        for t in ts {
+            if t.is_false() {
+                return Term::ff();
+            }
+            if t.is_true() {
+                continue;
+            }
+            if let Op::And = t.op() {
+                for s in t.args() {
+                    if !out.contains(s) {
+                        out.push(s.clone());
+                    }
+                }
+            } else if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+        match out.len() {
+            0 => Term::tt(),
+            1 => out.pop().unwrap_or_else(Term::tt),
+            _ => mk(Op::And, Sort::Bool, out),
+        }
+    }
+    pub fn or(a: Term, b: Term) -> Term {
+        if a.is_true() || b.is_true() {
+            return Term::tt();
+        }
+        if a.is_false() {
+            return b;
+        }
+        if b.is_false() || a == b {
+            return a;
+        }
+        mk(Op::Or, Sort::Bool, vec![a, b])
+    }
+    pub fn implies(a: Term, b: Term) -> Term {
+        if a.is_false() || b.is_true() {
+            return Term::tt();
+        }
+        if a.is_true() {
+            return b;
+        }
+        if b.is_false() {
+            return Term::not(a);
+        }
+        mk(Op::Implies, Sort::Bool, vec![a, b])
+    }
+    pub fn ite(c: Term, a: Term, b: Term) -> Term {
+        if c.is_true() || a == b {
+            return a;
+        }
+        if c.is_false() {
+            return b;
+        }
+        if a.sort() == Sort::Bool {
+            match (a.as_bool(), b.as_bool()) {
+                (Some(true), Some(false)) => return c,
+                (Some(false), Some(true)) => return Term::not(c),
+                _ => {}
+            }
+        }
+        let sort = a.sort();
+        mk(Op::Ite, sort, vec![c, a, b])
+    }
+
+    // ----- snapshots -----
+    pub fn combine(a: Term, b: Term) -> Term {
+        mk(Op::Combine, Sort::Snap, vec![a, b])
+    }
+    pub fn first(s: Term) -> Term {
+        if let Op::Combine = s.op() {
+            return s.args()[0].clone();
+        }
+        mk(Op::First, Sort::Snap, vec![s])
+    }
+    pub fn second(s: Term) -> Term {
+        if let Op::Combine = s.op() {
+            return s.args()[1].clone();
+        }
+        mk(Op::Second, Sort::Snap, vec![s])
+    }
+    /// A value as a snapshot.
+    pub fn wrap(v: Term) -> Term {
+        let sort = v.sort();
+        if sort == Sort::Snap {
+            return v;
+        }
+        mk(Op::Wrap(sort), Sort::Snap, vec![v])
+    }
+    /// A snapshot as a value of `sort`.
+    pub fn unwrap(s: Term, sort: Sort) -> Term {
+        if sort == Sort::Snap {
+            return s;
+        }
+        if let Op::Wrap(inner) = s.op()
+            && *inner == sort
+        {
+            return s.args()[0].clone();
+        }
+        mk(Op::Unwrap(sort), sort, vec![s])
+    }
+
+    // ----- program functions and arrays -----
+    pub fn app(f: &Func, args: Vec<Term>) -> Term {
+        let range = f.range;
+        mk(Op::App(f.clone()), range, args)
+    }
+    pub fn len(a: Term) -> Term {
+        mk(Op::Len, Sort::Int, vec![a])
+    }
+    pub fn select(arr: Term, i: Term) -> Term {
+        let Sort::Arr(e) = arr.sort() else {
+            return mk(Op::Select, Sort::Int, vec![arr, i]);
+        };
+        // Read over write with syntactically decided indices.
+        match arr.op() {
+            Op::Store if arr.args()[1] == i => return arr.args()[2].clone(),
+            Op::Store => {
+                if let (Some(x), Some(y)) = (arr.args()[1].as_int(), i.as_int())
+                    && x != y
+                {
+                    return Term::select(arr.args()[0].clone(), i);
+                }
+            }
+            Op::ConstArr(_) => return arr.args()[0].clone(),
+            _ => {}
+        }
+        mk(Op::Select, Sort::of_elem(e), vec![arr, i])
+    }
+    pub fn store(arr: Term, i: Term, v: Term) -> Term {
+        let sort = arr.sort();
+        mk(Op::Store, sort, vec![arr, i, v])
+    }
+    pub fn const_arr(e: Elem, v: Term) -> Term {
+        mk(Op::ConstArr(e), Sort::Arr(e), vec![v])
+    }
+
+    /// Does `self` occur in `t`?
+    pub fn occurs_in(&self, t: &Term) -> bool {
+        t == self || t.args().iter().any(|a| self.occurs_in(a))
+    }
+}
+
+fn prec(op: &Op) -> u8 {
+    match op {
+        Op::Implies => 1,
+        Op::Or => 2,
+        Op::And => 3,
+        Op::Eq => 4,
+        Op::Lt | Op::Le => 5,
+        Op::Add | Op::Sub => 6,
+        Op::Mul | Op::Div | Op::Mod => 7,
+        Op::Not | Op::Neg => 8,
+        _ => 9,
+    }
+}
+
+impl Term {
+    fn fmt_prec(&self, f: &mut fmt::Formatter<'_>, outer: u8) -> fmt::Result {
+        let p = prec(self.op());
+        let paren = p < outer && p < 9;
+        if paren {
+            write!(f, "(")?;
+        }
+        let a = self.args();
+        let infix = |f: &mut fmt::Formatter<'_>, sym: &str| -> fmt::Result {
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    write!(f, " {sym} ")?;
+                }
+                x.fmt_prec(f, p + 1)?;
+            }
+            Ok(())
+        };
+        match self.op() {
+            Op::Var(n) => write!(f, "{n}")?,
+            Op::Int(n) => write!(f, "{n}")?,
+            Op::Bool(b) => write!(f, "{b}")?,
+            Op::Null => write!(f, "null")?,
+            Op::Unit => write!(f, "unit")?,
+            Op::Add => infix(f, "+")?,
+            Op::Sub => infix(f, "-")?,
+            Op::Mul => infix(f, "*")?,
+            Op::Div => infix(f, "/")?,
+            Op::Mod => infix(f, "%")?,
+            Op::Lt => infix(f, "<")?,
+            Op::Le => infix(f, "≤")?,
+            Op::Eq => infix(f, "=")?,
+            Op::And => infix(f, "∧")?,
+            Op::Or => infix(f, "∨")?,
+            Op::Implies => infix(f, "⇒")?,
+            Op::Neg => {
+                write!(f, "-")?;
+                a[0].fmt_prec(f, p)?
+            }
+            Op::Not => {
+                if let Op::Eq = a[0].op() {
+                    a[0].args()[0].fmt_prec(f, 5)?;
+                    write!(f, " ≠ ")?;
+                    a[0].args()[1].fmt_prec(f, 5)?;
+                } else {
+                    write!(f, "¬")?;
+                    a[0].fmt_prec(f, p)?
+                }
+            }
+            Op::Ite => {
+                write!(f, "ite({}, {}, {})", a[0], a[1], a[2])?;
+            }
+            Op::Combine => write!(f, "combine({}, {})", a[0], a[1])?,
+            Op::First => write!(f, "first({})", a[0])?,
+            Op::Second => write!(f, "second({})", a[0])?,
+            Op::Wrap(s) => write!(f, "from{}({})", sort_name(*s), a[0])?,
+            Op::Unwrap(s) => write!(f, "to{}({})", sort_name(*s), a[0])?,
+            Op::App(func) => {
+                write!(f, "{}(", func.name)?;
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                write!(f, ")")?
+            }
+            Op::Len => write!(f, "len({})", a[0])?,
+            Op::Select => write!(f, "{}[{}]", a[0], a[1])?,
+            Op::Store => write!(f, "{}[{} := {}]", a[0], a[1], a[2])?,
+            Op::ConstArr(_) => write!(f, "[* := {}]", a[0])?,
+        }
+        if paren {
+            write!(f, ")")?;
+        }
+        Ok(())
+    }
+}
+
+fn sort_name(s: Sort) -> &'static str {
+    match s {
+        Sort::Int => "Int",
+        Sort::Bool => "Bool",
+        Sort::Ref => "Ref",
+        Sort::Snap => "Snap",
+        Sort::Arr(Elem::Int) => "IntArr",
+        Sort::Arr(Elem::Bool) => "BoolArr",
+        Sort::Arr(Elem::Ref) => "RefArr",
+    }
+}
+
+impl fmt::Display for Term {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_prec(f, 0)
+    }
+}
+
+impl fmt::Debug for Term {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_consing_makes_equal_terms_identical() {
+        let x = Term::var("x@1", Sort::Int);
+        let a = Term::add(x.clone(), Term::int(1));
+        let b = Term::add(x.clone(), Term::int(1));
+        assert!(a == b);
+        assert_eq!(a.id(), b.id());
+        assert!(Term::add(x.clone(), Term::int(2)) != a);
+    }
+
+    #[test]
+    fn constants_fold() {
+        assert_eq!(Term::add(Term::int(2), Term::int(3)), Term::int(5));
+        assert_eq!(Term::div(Term::int(-7), Term::int(2)), Term::int(-3));
+        assert_eq!(Term::rem(Term::int(-7), Term::int(2)), Term::int(-1));
+        assert_eq!(Term::rem(Term::int(7), Term::int(-2)), Term::int(1));
+        let x = Term::var("x@1", Sort::Int);
+        assert!(Term::eq(x.clone(), x.clone()).is_true());
+        assert!(Term::eq(Term::int(1), Term::int(2)).is_false());
+        assert_eq!(
+            Term::not(Term::not(Term::lt(x.clone(), Term::int(0)))),
+            Term::lt(x, Term::int(0))
+        );
+    }
+
+    #[test]
+    fn equality_is_symmetric_syntactically() {
+        let x = Term::var("x@1", Sort::Ref);
+        let y = Term::var("y@2", Sort::Ref);
+        assert_eq!(Term::eq(x.clone(), y.clone()), Term::eq(y, x));
+    }
+
+    #[test]
+    fn snapshot_laws_fold() {
+        let l = Term::var("l@1", Sort::Snap);
+        let r = Term::var("r@2", Sort::Snap);
+        let c = Term::combine(l.clone(), r.clone());
+        assert_eq!(Term::first(c.clone()), l);
+        assert_eq!(Term::second(c), r);
+        let v = Term::var("v@3", Sort::Int);
+        assert_eq!(Term::unwrap(Term::wrap(v.clone()), Sort::Int), v);
+        // toBool(fromInt(v)) is not folded: the sorts differ.
+        assert_ne!(Term::unwrap(Term::wrap(v.clone()), Sort::Bool).sort(), Sort::Int);
+    }
+
+    #[test]
+    fn printing_uses_the_papers_notation() {
+        let t = Term::var("this", Sort::Ref);
+        let s = Term::var("s@1", Sort::Snap);
+        let f = Func {
+            name: "Cell.getX".into(),
+            domain: vec![Sort::Snap, Sort::Ref].into(),
+            range: Sort::Int,
+        };
+        let app = Term::app(&f, vec![s.clone(), t.clone()]);
+        assert_eq!(app.to_string(), "Cell.getX(s@1, this)");
+        assert_eq!(Term::ne(t, Term::null()).to_string(), "this ≠ null");
+        let e = Term::eq(Term::add(Term::var("v@2", Sort::Int), Term::int(1)), Term::int(4));
+        assert!(e.to_string() == "v@2 + 1 = 4" || e.to_string() == "4 = v@2 + 1");
+    }
+
+    #[test]
+    fn array_reads_over_writes_fold() {
+        let a = Term::var("a@1", Sort::Arr(Elem::Int));
+        let w = Term::store(a.clone(), Term::int(0), Term::int(3));
+        assert_eq!(Term::select(w.clone(), Term::int(0)), Term::int(3));
+        assert_eq!(Term::select(w, Term::int(1)), Term::select(a, Term::int(1)));
+        let d = Term::default_of(Sort::Arr(Elem::Bool));
+        assert!(Term::select(d, Term::var("i", Sort::Int)).is_false());
+    }
+}

@@ -1,0 +1,140 @@
+//! Validity of one member (the paper's section 3.5, Definitions 3-5; section 3.6 via
+//! the termination context): well-defined contracts, bodies that satisfy them.
+//!
+//! Architecture invariant: every check starts from fresh symbols for `this` and the
+//! parameters, inside its own solver frame; failures are values in the verifier.
+
+use crate::rules::{Mode, Verifier, sort_of};
+use crate::state::State;
+use crate::state::heap::Heap;
+use crate::state::term::{Sort, Term};
+use crate::syntax::ast::{Body, MemberKind, MemberRef, Type};
+use std::rc::Rc;
+
+impl<'p> Verifier<'p> {
+    /// The store of a member's entry state: fresh `this` (non-null) and parameters.
+    fn entry_state(&mut self, r: MemberRef) -> State {
+        let m = &self.prog.classes[r.class].members[r.member];
+        let mut s = State::default();
+        if !m.is_static {
+            let this = Term::var("this", Sort::Ref);
+            self.dec.assume(Term::ne(this.clone(), Term::null()));
+            s.set("this", this);
+        }
+        for p in &m.params {
+            let t = Term::var(&p.name.name, sort_of(&p.ty));
+            s.set(&p.name.name, t);
+        }
+        s
+    }
+
+    /// Check member `r`; failures accumulate in `self.failures`.
+    pub fn verify(&mut self, r: MemberRef) {
+        let m = &self.prog.classes[r.class].members[r.member];
+        match m.kind {
+            MemberKind::Field => {}
+            MemberKind::Predicate => self.in_frame(|v| {
+                let s = v.entry_state(r);
+                let Body::Return(body) = &m.body else { return };
+                let snap = v.fresh("s", Sort::Snap);
+                v.mode = Mode::WellFormed;
+                v.produce(s, snap, body, &|_, _, ()| {});
+                v.mode = Mode::Stmt;
+            }),
+            MemberKind::Pure => self.in_frame(|v| {
+                let s = v.entry_state(r);
+                let Body::Return(body) = &m.body else { return };
+                let snap = v.fresh("s", Sort::Snap);
+                v.mode = Mode::WellFormed;
+                v.produce_all(s, snap, &m.requires, &|v, s, ()| {
+                    v.termination = Some(r);
+                    v.eval(s, body, &|v, mut s, t| {
+                        v.termination = None;
+                        s.set("result", t);
+                        v.consume_with(
+                            Mode::Consume { id: "postcondition.violated", call: None },
+                            s,
+                            &m.ensures,
+                            &|_, _, _| {},
+                        );
+                        v.termination = Some(r);
+                    });
+                    v.termination = None;
+                });
+                v.mode = Mode::Stmt;
+            }),
+            MemberKind::Method | MemberKind::Constructor => {
+                let before = self.failures.len();
+                self.in_frame(|v| v.contract_wellformed(r));
+                if self.failures.len() == before {
+                    self.in_frame(|v| v.body_satisfies_contract(r));
+                }
+            }
+        }
+    }
+
+    /// Heap on entry to a constructor: every field of the new object, at its default.
+    fn constructor_heap(&self, r: MemberRef, s: &State) -> Heap {
+        let mut h = Heap::new();
+        if let Some(this) = s.get("this") {
+            for c in self.field_chunks(r.class, this) {
+                h.add(c);
+            }
+        }
+        h
+    }
+
+    /// Definition 3, first part: pre well-defined; post well-defined given pre.
+    fn contract_wellformed(&mut self, r: MemberRef) {
+        let m = &self.prog.classes[r.class].members[r.member];
+        let mut s = self.entry_state(r);
+        if m.kind == MemberKind::Constructor {
+            s.heap = self.constructor_heap(r, &s);
+        }
+        if m.ty != Type::Void && m.kind == MemberKind::Method {
+            let res = self.fresh("result", sort_of(&m.ty));
+            s.set("result", res);
+        }
+        self.mode = Mode::WellFormed;
+        let snap = self.fresh("s", Sort::Snap);
+        self.produce_all(s, snap, &m.requires, &|v, s, ()| {
+            let post =
+                State { heap: Heap::new(), old: Rc::new(s.heap.clone()), store: s.store.clone() };
+            let snap = v.fresh("s", Sort::Snap);
+            v.produce_all(post, snap, &m.ensures, &|_, _, ()| {});
+        });
+        self.mode = Mode::Stmt;
+    }
+
+    /// Definition 3, second part: produce pre, execute the body, consume post.
+    fn body_satisfies_contract(&mut self, r: MemberRef) {
+        let m = &self.prog.classes[r.class].members[r.member];
+        let Body::Block(body) = &m.body else { return };
+        let mut s = self.entry_state(r);
+        if m.kind == MemberKind::Constructor {
+            s.heap = self.constructor_heap(r, &s);
+        }
+        let snap = self.fresh("s", Sort::Snap);
+        let returns_value = m.ty != Type::Void && m.kind == MemberKind::Method;
+        self.produce_all(s, snap, &m.requires, &|v, s, ()| {
+            let mut s = s;
+            s.old = Rc::new(s.heap.clone());
+            v.trace_step(&s, || "produce the precondition".to_string(), m.name.span);
+            let post = |v: &mut Verifier<'p>, s: State| {
+                let mut s = s;
+                if returns_value && s.get("result").is_none() {
+                    let res = v.fresh("result", sort_of(&m.ty));
+                    s.set("result", res);
+                }
+                v.trace_step(&s, || "consume the postcondition".to_string(), m.name.span);
+                v.consume_with(
+                    Mode::Consume { id: "postcondition.violated", call: None },
+                    s,
+                    &m.ensures,
+                    &|_, _, _| {},
+                );
+            };
+            v.exec_block(s, &body.stmts, &post, &|v, s, ()| post(v, s));
+        });
+    }
+}
