@@ -171,3 +171,76 @@ impl Decider {
         &self.pc
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::term::{Func, Sort};
+
+    #[test]
+    fn proves_from_the_path_condition_and_forgets_on_pop() {
+        let mut d = Decider::new(None);
+        let x = Term::var("x", Sort::Int);
+        let goal = Term::lt(Term::int(0), x.clone());
+        assert_eq!(d.prove(&goal), Answer::Refuted);
+        d.push();
+        d.assume(Term::lt(Term::int(5), x.clone()));
+        assert_eq!(d.prove(&goal), Answer::Proved);
+        d.pop();
+        assert_eq!(d.prove(&goal), Answer::Refuted);
+    }
+
+    #[test]
+    fn syntax_decides_without_the_solver() {
+        let mut d = Decider::new(None);
+        let b = Term::var("b", Sort::Bool);
+        d.assume(b.clone());
+        let before = d.counters.queries;
+        assert_eq!(d.prove(&b), Answer::Proved);
+        assert_eq!(d.prove(&Term::tt()), Answer::Proved);
+        assert_eq!(d.counters.queries, before);
+    }
+
+    #[test]
+    fn snapshots_are_injective() {
+        // combine(a, b) = combine(c, d) implies a = c, and wrap is injective.
+        let mut d = Decider::new(None);
+        let s = |n: &str| Term::var(n, Sort::Snap);
+        d.assume(Term::eq(Term::combine(s("a"), s("b")), Term::combine(s("c"), s("d"))));
+        assert_eq!(d.prove(&Term::eq(s("a"), s("c"))), Answer::Proved);
+        let (i, j) = (Term::var("i", Sort::Int), Term::var("j", Sort::Int));
+        d.assume(Term::eq(Term::wrap(i.clone()), Term::wrap(j.clone())));
+        assert_eq!(d.prove(&Term::eq(i, j)), Answer::Proved);
+    }
+
+    #[test]
+    fn pure_functions_are_functions_of_their_snapshot() {
+        let mut d = Decider::new(None);
+        let f = Func { name: "C.p".into(), domain: vec![Sort::Snap, Sort::Ref].into(), range: Sort::Int };
+        let (s1, s2, r) = (Term::var("s1", Sort::Snap), Term::var("s2", Sort::Snap), Term::var("r", Sort::Ref));
+        let a = Term::app(&f, vec![s1.clone(), r.clone()]);
+        let b = Term::app(&f, vec![s2.clone(), r]);
+        assert_eq!(d.prove(&Term::eq(a.clone(), b.clone())), Answer::Refuted);
+        d.assume(Term::eq(s1, s2));
+        assert_eq!(d.prove(&Term::eq(a, b)), Answer::Proved);
+    }
+
+    #[test]
+    fn java_division_truncates() {
+        let mut d = Decider::new(None);
+        let (x, y) = (Term::var("x", Sort::Int), Term::var("y", Sort::Int));
+        d.assume(Term::eq(x.clone(), Term::int(-7)));
+        d.assume(Term::eq(y.clone(), Term::int(2)));
+        assert_eq!(d.prove(&Term::eq(Term::div(x.clone(), y.clone()), Term::int(-3))), Answer::Proved);
+        assert_eq!(d.prove(&Term::eq(Term::rem(x, y), Term::int(-1))), Answer::Proved);
+    }
+
+    #[test]
+    fn an_inconsistent_path_proves_anything() {
+        let mut d = Decider::new(None);
+        let x = Term::var("x", Sort::Int);
+        d.assume(Term::lt(x.clone(), Term::int(0)));
+        d.assume(Term::lt(Term::int(0), x));
+        assert_eq!(d.prove(&Term::ff()), Answer::Proved);
+    }
+}
