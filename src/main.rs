@@ -1,3 +1,162 @@
+//! The `idf-verify` command line (LANGUAGE.md section 9): parse flags with clap, run the
+//! driver, print with `report`, and map the outcome to an exit status.
+//!
+//! Architecture invariant: exit statuses are decided here and in `report` only: 0
+//! verified (or every expectation met), 1 failed or timed out (or a mismatch), 2 input or
+//! usage error, 3 internal error. No panic ever reaches the user as a backtrace.
+
+use clap::{Parser, ValueEnum};
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use idf_verify::driver::{self, Options, Run};
+use idf_verify::report::{self, expect, human};
+use idf_verify::verify::Config;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    Human,
+    Json,
+}
+
+/// Verify `.jv` programs by symbolic execution for implicit dynamic frames.
+#[derive(Parser, Debug)]
+#[command(name = "idf-verify", version)]
+struct Cli {
+    /// Files, or folders searched recursively for *.jv.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// human: per-member lines, diagnostics, summary; json: one JSON document.
+    #[arg(long, value_enum, default_value = "human")]
+    format: Format,
+    /// Check `// expect: ID` comments instead of plain verdicts.
+    #[arg(long)]
+    expect: bool,
+    /// Verify only this member (repeatable); the constructor is `Class.new`.
+    #[arg(long = "method", value_name = "Class.member")]
+    methods: Vec<String>,
+    /// On failure, print the symbolic states along the failing path.
+    #[arg(long)]
+    trace: bool,
+    /// On a failed boolean check, print concrete values from a model.
+    #[arg(long)]
+    counterexample: bool,
+    /// Per member: solver queries, branches, chunks, time in Z3.
+    #[arg(long)]
+    stats: bool,
+    /// Members verified in parallel (default: all cores).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Per-member time limit; exceeding it reports verification.timeout.
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    timeout: Option<f64>,
+    /// No ghost-operation inference (the paper's base algorithm).
+    #[arg(long)]
+    no_infer: bool,
+}
+
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && t > 0.0 => Ok(t),
+        _ => Err(format!("`{s}` is not a positive number of seconds")),
+    }
+}
+
 fn main() {
-    println!("Hello, world!");
+    driver::install_panic_hook();
+    let code = driver::catch_panic(real_main).unwrap_or_else(|message| {
+        eprintln!("internal error: {message}");
+        3
+    });
+    std::process::exit(code);
+}
+
+fn real_main() -> i32 {
+    let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
+    let opts = Options {
+        methods: cli.methods.clone(),
+        config: Config {
+            infer: !cli.no_infer,
+            timeout: cli.timeout,
+            trace: cli.trace,
+            counterexample: cli.counterexample,
+            stats: cli.stats,
+        },
+        jobs: cli.jobs.unwrap_or(0),
+        check_only: false,
+    };
+    let run = driver::run(&cli.paths, &opts);
+    if run.files.is_empty() {
+        eprintln!("error: no .jv files found");
+        return 2;
+    }
+    if !run.unmatched_methods.is_empty() {
+        eprintln!("error: no member matches --method {}", run.unmatched_methods.join(", "));
+        return 2;
+    }
+    // A closed stdout (`| head`) is not an error of the verifier.
+    let result = if cli.expect {
+        expect_mode(&run)
+    } else {
+        match cli.format {
+            Format::Json => {
+                let mut out = std::io::stdout().lock();
+                let doc = report::json::to_json(&run);
+                let _ = writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+                report::exit_code(&run)
+            }
+            Format::Human => {
+                let mut out = StandardStream::stdout(color_choice());
+                let _ = human::render(&mut out, &run, human::HumanOptions { stats: cli.stats });
+                report::exit_code(&run)
+            }
+        }
+    };
+    let _ = std::io::stdout().flush();
+    result
+}
+
+fn color_choice() -> ColorChoice {
+    if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    }
+}
+
+/// `--expect`: print every mismatch; 0 iff none (3 on an internal error, 2 on an
+/// unreadable path).
+fn expect_mode(run: &Run) -> i32 {
+    let mut out = std::io::stdout().lock();
+    let (mut expected, mut mismatches) = (0, 0);
+    for f in &run.files {
+        let ms = expect::check_file(f);
+        expected += expect::expectations(&f.source.text).len();
+        mismatches += ms.len();
+        for m in &ms {
+            let _ = writeln!(out, "{}", m.render(&f.source.path));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "expect: {} file{}, {expected} expectation{}, {mismatches} mismatch{}",
+        run.files.len(),
+        if run.files.len() == 1 { "" } else { "s" },
+        if expected == 1 { "" } else { "s" },
+        if mismatches == 1 { "" } else { "es" }
+    );
+    let s = report::summarize(run);
+    let unreadable = run.files.iter().any(|f| {
+        matches!(&f.status, driver::FileStatus::Input(errs) if errs.iter().any(|e| e.span.is_none() && e.id == "io.error"))
+    });
+    if s.internal > 0 {
+        let _ = writeln!(out, "internal error: the verifier failed on {} member(s)", s.internal);
+        3
+    } else if unreadable {
+        2
+    } else if mismatches > 0 {
+        1
+    } else {
+        0
+    }
 }

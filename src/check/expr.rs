@@ -1,0 +1,710 @@
+//! Checking expressions and assertions: name resolution, typing, and where each
+//! construct may stand.
+//!
+//! Architecture invariant: every expression is checked under a [`Place`] (the kind of
+//! code or assertion it sits in, which decides whether `old`, `result`, `untouched` and
+//! permissions are allowed at all) and a [`Perm`] (whether a permission is allowed at
+//! this very position). An expression that gets an error has type `Unknown`, which no
+//! later rule complains about, so each mistake is reported once.
+
+use super::types::{OBJECT, comparable, converts, join};
+use super::{Env, Sig};
+use crate::syntax::InputError;
+use crate::syntax::ast::*;
+
+/// What an expression belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Place {
+    /// Statements of a method or constructor body (conditions, right sides, arguments).
+    Code,
+    Pre,
+    Post,
+    /// Inside `untouched(..)` of a postcondition.
+    Untouched,
+    PureBody,
+    PurePre,
+    PurePost,
+    PredicateBody,
+    Invariant,
+    Assert,
+    Join,
+}
+
+impl Place {
+    fn is_assertion(self) -> bool {
+        !matches!(self, Place::Code | Place::PureBody)
+    }
+
+    fn old_allowed(self) -> bool {
+        matches!(
+            self,
+            Place::Code
+                | Place::Post
+                | Place::Untouched
+                | Place::PurePost
+                | Place::Invariant
+                | Place::Assert
+                | Place::Join
+        )
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Place::Code => "code",
+            Place::Pre => "a precondition",
+            Place::Post => "a postcondition",
+            Place::Untouched => "`untouched`",
+            Place::PureBody => "the body of a pure method",
+            Place::PurePre => "the precondition of a pure method",
+            Place::PurePost => "the postcondition of a pure method",
+            Place::PredicateBody => "a predicate body",
+            Place::Invariant => "a loop invariant",
+            Place::Assert => "an `assert`",
+            Place::Join => "a `join`",
+        }
+    }
+}
+
+/// May a permission (`acc`, a predicate instance, `untouched`) stand here?
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Perm {
+    Yes,
+    /// No, because it would be "under `||`", "in `==`", ...
+    No(&'static str),
+}
+
+/// What a call must be, given where it stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Role {
+    /// Inside an expression: a pure method, or (in assertions) a predicate instance.
+    Expr,
+    /// A whole statement or right side: a method or pure method.
+    Stmt,
+    /// After `open`, `close`, `opening`.
+    Predicate(&'static str),
+    /// After `use`, `using`.
+    Pure(&'static str),
+}
+
+/// The checker's state within one member.
+pub(super) struct MemberCx<'a> {
+    pub env: &'a Env,
+    pub class: usize,
+    pub is_static: bool,
+    pub kind: MemberKind,
+    pub member_name: String,
+    /// The return type (`Void` for void methods and constructors).
+    pub ret: Type,
+    /// Lexical scopes of locals (parameters first): name, type, declaration span.
+    pub scopes: Vec<Vec<(String, Type, Span)>>,
+    pub errors: &'a mut Vec<InputError>,
+}
+
+impl MemberCx<'_> {
+    pub fn error(&mut self, message: impl Into<String>, span: Span, label: impl Into<String>) {
+        self.errors.push(InputError::type_error(message, span, label));
+    }
+
+    pub fn lookup_local(&self, name: &str) -> Option<&(String, Type, Span)> {
+        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _, _)| n == name)
+    }
+
+    fn class_name(&self) -> &str {
+        &self.env.class_sigs[self.class].name
+    }
+
+    /// Check `e` and require type `want`; returns whether it matched.
+    pub fn expect(&mut self, e: &mut Expr, place: Place, perm: Perm, want: &Type) -> bool {
+        let t = self.expr(e, place, perm);
+        if converts(&t, want) {
+            true
+        } else {
+            self.error(
+                format!("expected `{want}`, found `{t}`"),
+                e.span,
+                format!("this has type `{t}`"),
+            );
+            false
+        }
+    }
+
+    /// Check an assertion (or a condition): a boolean expression.
+    pub fn assertion(&mut self, e: &mut Expr, place: Place) {
+        let perm = if place.is_assertion() { Perm::Yes } else { Perm::No("in code") };
+        self.expect(e, place, perm, &Type::Bool);
+    }
+
+    /// Check an expression, fill its `ty` and return it.
+    pub fn expr(&mut self, e: &mut Expr, place: Place, perm: Perm) -> Type {
+        let t = self.expr_kind(e, place, perm);
+        e.ty = t.clone();
+        t
+    }
+
+    /// Report a permission where none may stand; `None` when it is fine.
+    fn permission_misplaced(&mut self, what: &str, span: Span, place: Place, perm: Perm) -> bool {
+        if !place.is_assertion() {
+            self.error(
+                format!(
+                    "{what} can only be used in assertions (requires, ensures, invariants, predicate bodies, assert, join), not in {}",
+                    place.describe()
+                ),
+                span,
+                "permission outside an assertion",
+            );
+            true
+        } else if let Perm::No(why) = perm {
+            self.error(
+                format!("{what} cannot stand {why}: a permission may only be an operand of `&&`, a branch of `?:` or the right side of `==>`"),
+                span,
+                "misplaced permission",
+            );
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expr_kind(&mut self, e: &mut Expr, place: Place, perm: Perm) -> Type {
+        let span = e.span;
+        match &mut e.kind {
+            ExprKind::Int(_) => Type::Int,
+            ExprKind::Bool(_) => Type::Bool,
+            ExprKind::Null => Type::Null,
+            ExprKind::This => self.this_type(span),
+            ExprKind::Local(_) => unreachable!("the parser produces no resolved locals"),
+            ExprKind::Result => self.result_type(span, place),
+            ExprKind::Name(_) => self.name(e),
+            ExprKind::Field { .. } => self.field(e, place),
+            ExprKind::Length(inner) => {
+                self.expr(inner, place, Perm::No("inside `.length`"));
+                Type::Int
+            }
+            ExprKind::Index { arr, idx } => {
+                let at = self.expr(arr, place, Perm::No("as an array"));
+                self.expect(idx, place, Perm::No("as an index"), &Type::Int);
+                match at {
+                    Type::Array(t) => *t,
+                    Type::Unknown => Type::Unknown,
+                    t => {
+                        self.error(
+                            format!("cannot index a value of type `{t}`"),
+                            arr.span,
+                            "not an array",
+                        );
+                        Type::Unknown
+                    }
+                }
+            }
+            ExprKind::Call { .. } => self.call(e, place, perm, Role::Expr),
+            ExprKind::Unary { op, e: inner } => match op {
+                UnOp::Not => {
+                    self.expect(inner, place, Perm::No("under `!`"), &Type::Bool);
+                    Type::Bool
+                }
+                UnOp::Neg => {
+                    self.expect(inner, place, Perm::No("under `-`"), &Type::Int);
+                    Type::Int
+                }
+            },
+            ExprKind::Binary { op, l, r } => self.binary(*op, l, r, place, perm),
+            ExprKind::Cond { c, a, b } => {
+                self.expect(c, place, Perm::No("in a `?:` condition"), &Type::Bool);
+                let ta = self.expr(a, place, perm);
+                let tb = self.expr(b, place, perm);
+                join(&ta, &tb).unwrap_or_else(|| {
+                    self.error(
+                        format!("the branches of `?:` have different types `{ta}` and `{tb}`"),
+                        span,
+                        "branches disagree",
+                    );
+                    Type::Unknown
+                })
+            }
+            ExprKind::Old(inner) => {
+                if !place.old_allowed() {
+                    self.error(
+                        format!(
+                            "`old` is not allowed in {}: only in method bodies, postconditions, loop invariants, `assert` and `join`",
+                            place.describe()
+                        ),
+                        span,
+                        "`old` not allowed here",
+                    );
+                    return Type::Unknown;
+                }
+                self.expr(inner, place, Perm::No("inside `old`"))
+            }
+            ExprKind::Acc(_) => {
+                if self.permission_misplaced("`acc`", span, place, perm) {
+                    return Type::Unknown;
+                }
+                self.acc(e, place)
+            }
+            ExprKind::AccArray(arr) => {
+                if self.permission_misplaced("`acc`", span, place, perm) {
+                    return Type::Unknown;
+                }
+                match self.expr(arr, place, Perm::No("inside `acc`")) {
+                    Type::Array(_) | Type::Unknown => {}
+                    t => self.error(
+                        format!("`acc(a[*])` needs an array, found `{t}`"),
+                        arr.span,
+                        "not an array",
+                    ),
+                }
+                Type::Bool
+            }
+            ExprKind::Untouched(inner) => {
+                if self.permission_misplaced("`untouched`", span, place, perm) {
+                    return Type::Unknown;
+                }
+                let in_post = place == Place::Post
+                    && matches!(self.kind, MemberKind::Method | MemberKind::Constructor);
+                if !in_post {
+                    self.error(
+                        format!(
+                            "`untouched` is only allowed in postconditions of methods and constructors, not in {}",
+                            place.describe()
+                        ),
+                        span,
+                        "`untouched` not allowed here",
+                    );
+                    return Type::Unknown;
+                }
+                self.expect(inner, Place::Untouched, Perm::Yes, &Type::Bool);
+                Type::Bool
+            }
+            ExprKind::Opening { pred, body } => {
+                self.call(pred, place, Perm::Yes, Role::Predicate("`opening`"));
+                self.expr(body, place, Perm::No("inside `opening`"))
+            }
+            ExprKind::Using { call, body } => {
+                self.call(call, place, Perm::Yes, Role::Pure("`using`"));
+                self.expr(body, place, Perm::No("inside `using`"))
+            }
+        }
+    }
+
+    fn this_type(&mut self, span: Span) -> Type {
+        if self.is_static {
+            self.error(
+                format!("`this` is not available in static member `{}`", self.member_name),
+                span,
+                "no receiver in a static member",
+            );
+            return Type::Unknown;
+        }
+        Type::Class(self.class_name().to_string())
+    }
+
+    fn result_type(&mut self, span: Span, place: Place) -> Type {
+        let ok_place = matches!(place, Place::Post | Place::PurePost | Place::Untouched);
+        if ok_place && self.ret != Type::Void {
+            return self.ret.clone();
+        }
+        let msg = if ok_place {
+            format!("`result` cannot be used: `{}` returns no value", self.member_name)
+        } else {
+            format!(
+                "`result` is only allowed in postconditions of members that return a value, not in {}",
+                place.describe()
+            )
+        };
+        self.error(msg, span, "`result` not allowed here");
+        Type::Unknown
+    }
+
+    /// Resolve a bare name into a local or a field of `this`.
+    fn name(&mut self, e: &mut Expr) -> Type {
+        let ExprKind::Name(name) = &e.kind else { unreachable!() };
+        let name = name.clone();
+        if let Some((_, t, _)) = self.lookup_local(&name) {
+            let t = t.clone();
+            e.kind = ExprKind::Local(name);
+            return t;
+        }
+        if let Some((_, sig)) = self.env.member(self.class, &name)
+            && sig.kind == MemberKind::Field
+        {
+            let t = sig.ty.clone();
+            if self.is_static {
+                self.error(
+                    format!(
+                        "field `{name}` needs `this`, which static member `{}` does not have",
+                        self.member_name
+                    ),
+                    e.span,
+                    "field of `this` in a static member",
+                );
+                return Type::Unknown;
+            }
+            let recv = Expr { kind: ExprKind::This, span: e.span, ty: self.this_class() };
+            let field = Ident { name, span: e.span };
+            e.kind = ExprKind::Field { recv: Box::new(recv), field, class: Some(self.class) };
+            return t;
+        }
+        let msg = if self.env.class(&name).is_some() || name == OBJECT {
+            format!("`{name}` is a class, not a value")
+        } else if self.env.member(self.class, &name).is_some() {
+            format!("`{name}` is not a field; call it with `{name}(..)`")
+        } else {
+            format!("unknown name `{name}`")
+        };
+        self.error(msg, e.span, "not a local, parameter or field");
+        Type::Unknown
+    }
+
+    fn this_class(&self) -> Type {
+        Type::Class(self.class_name().to_string())
+    }
+
+    /// `recv.f`: a field of a class, or `length` of an array.
+    fn field(&mut self, e: &mut Expr, place: Place) -> Type {
+        let ExprKind::Field { recv, field, class } = &mut e.kind else { unreachable!() };
+        let rt = self.expr(recv, place, Perm::No("as a receiver"));
+        match &rt {
+            Type::Class(c) => {
+                let found = self.env.class(c).and_then(|ci| {
+                    self.env.member(ci, &field.name).map(|(_, sig)| (ci, sig.kind, sig.ty.clone()))
+                });
+                match found {
+                    Some((ci, MemberKind::Field, t)) => {
+                        *class = Some(ci);
+                        t
+                    }
+                    Some(_) => {
+                        let msg =
+                            format!("`{c}.{}` is not a field; a call needs `(..)`", field.name);
+                        self.error(msg, field.span, "not a field");
+                        Type::Unknown
+                    }
+                    None => {
+                        let msg = format!("class `{c}` has no field `{}`", field.name);
+                        self.error(msg, field.span, "unknown field");
+                        Type::Unknown
+                    }
+                }
+            }
+            Type::Array(_) if field.name == "length" => {
+                let recv = std::mem::replace(recv, Box::new(Expr::new(ExprKind::Null, e.span)));
+                e.kind = ExprKind::Length(recv);
+                Type::Int
+            }
+            Type::Array(_) => {
+                let msg = format!("arrays have no field `{}` (only `length`)", field.name);
+                self.error(msg, field.span, "unknown field");
+                Type::Unknown
+            }
+            Type::Unknown => Type::Unknown,
+            t => {
+                let msg = format!("a value of type `{t}` has no fields");
+                self.error(msg, field.span, format!("`{}` is not a field of `{t}`", field.name));
+                Type::Unknown
+            }
+        }
+    }
+
+    /// `acc(e.f)` or `acc(f)`.
+    fn acc(&mut self, e: &mut Expr, place: Place) -> Type {
+        let ExprKind::Acc(arg) = &mut e.kind else { unreachable!() };
+        if !matches!(arg.kind, ExprKind::Name(_) | ExprKind::Field { .. }) {
+            self.error(
+                "`acc` needs a field access `e.f` (or a field name `f`)",
+                arg.span,
+                "not a field access",
+            );
+            return Type::Unknown;
+        }
+        let t = self.expr(arg, place, Perm::No("inside `acc`"));
+        match &arg.kind {
+            ExprKind::Field { .. } => Type::Bool,
+            ExprKind::Local(n) => {
+                let msg =
+                    format!("`acc` needs a field, but `{n}` is a local variable or parameter");
+                self.error(msg, arg.span, "not a field");
+                Type::Unknown
+            }
+            ExprKind::Length(_) => {
+                self.error(
+                    "`length` of an array is immutable and needs no permission",
+                    arg.span,
+                    "not a field",
+                );
+                Type::Unknown
+            }
+            _ => {
+                debug_assert_eq!(t, Type::Unknown);
+                Type::Unknown
+            }
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, l: &mut Expr, r: &mut Expr, place: Place, perm: Perm) -> Type {
+        use BinOp::*;
+        match op {
+            And => {
+                self.expect(l, place, perm, &Type::Bool);
+                self.expect(r, place, perm, &Type::Bool);
+                Type::Bool
+            }
+            Or => {
+                self.expect(l, place, Perm::No("under `||`"), &Type::Bool);
+                self.expect(r, place, Perm::No("under `||`"), &Type::Bool);
+                Type::Bool
+            }
+            Implies => {
+                self.expect(l, place, Perm::No("on the left of `==>`"), &Type::Bool);
+                self.expect(r, place, perm, &Type::Bool);
+                Type::Bool
+            }
+            Eq | Ne => {
+                let why = if op == Eq { "in `==`" } else { "in `!=`" };
+                let tl = self.expr(l, place, Perm::No(why));
+                let tr = self.expr(r, place, Perm::No(why));
+                if !comparable(&tl, &tr) {
+                    self.error(
+                        format!("cannot compare `{tl}` with `{tr}`"),
+                        l.span.to(r.span),
+                        format!("`{tl}` {} `{tr}`", op.symbol()),
+                    );
+                    return Type::Unknown;
+                }
+                Type::Bool
+            }
+            Lt | Le | Gt | Ge => {
+                let why = "in a comparison";
+                let ok = self.expect(l, place, Perm::No(why), &Type::Int)
+                    & self.expect(r, place, Perm::No(why), &Type::Int);
+                if ok { Type::Bool } else { Type::Unknown }
+            }
+            Add | Sub | Mul | Div | Mod => {
+                let why = "in arithmetic";
+                let ok = self.expect(l, place, Perm::No(why), &Type::Int)
+                    & self.expect(r, place, Perm::No(why), &Type::Int);
+                if ok { Type::Int } else { Type::Unknown }
+            }
+        }
+    }
+
+    /// Check a call; `role` says what the call must be where it stands.
+    pub fn call(&mut self, e: &mut Expr, place: Place, perm: Perm, role: Role) -> Type {
+        let span = e.span;
+        let ExprKind::Call { recv, name, args, target } = &mut e.kind else {
+            let what = match role {
+                Role::Predicate(w) | Role::Pure(w) => w,
+                _ => "this",
+            };
+            let needs = if matches!(role, Role::Predicate(_)) {
+                "a predicate instance `e.q(args)`"
+            } else {
+                "a pure method call `e.p(args)`"
+            };
+            self.error(format!("{what} needs {needs}"), span, "not a call");
+            self.expr(e, place, Perm::No("here"));
+            return Type::Unknown;
+        };
+        let Some((class, mi, sig)) = self.resolve_call(recv, name, place) else {
+            for a in args.iter_mut() {
+                self.expr(a, place, Perm::No("as a call argument"));
+            }
+            return Type::Unknown;
+        };
+        *target = Some(MemberRef { class, member: mi });
+        let callee = format!("{}.{}", self.env.class_sigs[class].name, sig.name);
+        self.args(args, &sig.params, &callee, name.span, place);
+        match (sig.kind, role) {
+            (MemberKind::Predicate, Role::Predicate(_)) => Type::Bool,
+            (MemberKind::Pure, Role::Pure(_)) => sig.ty,
+            (MemberKind::Predicate, Role::Expr) => {
+                let what = format!("predicate `{callee}`");
+                if self.permission_misplaced(&what, span, place, perm) {
+                    Type::Unknown
+                } else {
+                    Type::Bool
+                }
+            }
+            (MemberKind::Pure, Role::Expr | Role::Stmt) | (MemberKind::Method, Role::Stmt) => {
+                sig.ty
+            }
+            (MemberKind::Predicate, Role::Stmt) => {
+                self.error(
+                    format!(
+                        "predicate `{callee}` can only be used in assertions, not called in code"
+                    ),
+                    span,
+                    "predicate in code",
+                );
+                Type::Unknown
+            }
+            (MemberKind::Method, Role::Expr) => {
+                self.error(
+                    format!(
+                        "method `{callee}` is not pure: a call of it must be a statement of its own or the whole right side of an assignment or declaration"
+                    ),
+                    span,
+                    "non-pure call inside an expression",
+                );
+                Type::Unknown
+            }
+            (_, Role::Predicate(what)) => {
+                self.error(
+                    format!("{what} needs a predicate, but `{callee}` is not one"),
+                    span,
+                    "not a predicate",
+                );
+                Type::Unknown
+            }
+            (_, Role::Pure(what)) => {
+                self.error(
+                    format!("{what} needs a pure method, but `{callee}` is not one"),
+                    span,
+                    "not a pure method",
+                );
+                Type::Unknown
+            }
+            (MemberKind::Field | MemberKind::Constructor, _) => {
+                unreachable!("resolve_call returns only callable members")
+            }
+        }
+    }
+
+    pub fn args(
+        &mut self,
+        args: &mut [Expr],
+        params: &[Type],
+        callee: &str,
+        at: Span,
+        place: Place,
+    ) {
+        if args.len() != params.len() {
+            self.error(
+                format!(
+                    "`{callee}` takes {} argument{} but {} {} given",
+                    params.len(),
+                    if params.len() == 1 { "" } else { "s" },
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" }
+                ),
+                at,
+                "wrong number of arguments",
+            );
+            for a in args.iter_mut() {
+                self.expr(a, place, Perm::No("as a call argument"));
+            }
+            return;
+        }
+        for (a, p) in args.iter_mut().zip(params) {
+            self.expect(a, place, Perm::No("as a call argument"), p);
+        }
+    }
+
+    /// Find the callee and rewrite the receiver: `Implicit` into `this` or `Static`,
+    /// a class name into `Static`.
+    fn resolve_call(
+        &mut self,
+        recv: &mut CallRecv,
+        name: &Ident,
+        place: Place,
+    ) -> Option<(usize, usize, Sig)> {
+        let (class, static_recv) = match recv {
+            CallRecv::Implicit => (self.class, None),
+            CallRecv::Static(c) => (self.env.class(c)?, Some(true)),
+            CallRecv::Expr(r) => {
+                if let ExprKind::Name(n) = &r.kind
+                    && self.lookup_local(n).is_none()
+                    && !self
+                        .env
+                        .member(self.class, n)
+                        .is_some_and(|(_, s)| s.kind == MemberKind::Field)
+                    && (self.env.class(n).is_some() || n == OBJECT)
+                {
+                    let n = n.clone();
+                    let Some(ci) = self.env.class(&n) else {
+                        self.error(
+                            format!("class `Object` has no member `{}`", name.name),
+                            name.span,
+                            "unknown member",
+                        );
+                        return None;
+                    };
+                    *recv = CallRecv::Static(n);
+                    (ci, Some(true))
+                } else {
+                    match self.expr(r, place, Perm::No("as a receiver")) {
+                        Type::Class(c) if self.env.class(&c).is_some() => {
+                            (self.env.class(&c)?, Some(false))
+                        }
+                        Type::Unknown => return None,
+                        t => {
+                            self.error(
+                                format!("cannot call `{}` on a value of type `{t}`", name.name),
+                                name.span,
+                                format!("`{t}` has no member `{}`", name.name),
+                            );
+                            return None;
+                        }
+                    }
+                }
+            }
+        };
+        let cname = self.env.class_sigs[class].name.clone();
+        let Some((mi, sig)) = self.env.member(class, &name.name) else {
+            let msg = if self.env.class_sigs[class].ctor.is_some() && name.name == cname {
+                format!("a constructor is called with `new {cname}(..)`")
+            } else {
+                format!("class `{cname}` has no member `{}`", name.name)
+            };
+            self.error(msg, name.span, "unknown member");
+            return None;
+        };
+        let sig = sig.clone();
+        if sig.kind == MemberKind::Field {
+            self.error(
+                format!("`{cname}.{}` is a field, not a method", name.name),
+                name.span,
+                "not callable",
+            );
+            return None;
+        }
+        match (static_recv, sig.is_static) {
+            (None, true) => *recv = CallRecv::Static(cname),
+            (None, false) => {
+                if self.is_static {
+                    self.error(
+                        format!(
+                            "`{}` is an instance member: static member `{}` has no `this` to call it on",
+                            name.name, self.member_name
+                        ),
+                        name.span,
+                        "needs a receiver",
+                    );
+                    return None;
+                }
+                let this = Expr { kind: ExprKind::This, span: name.span, ty: self.this_class() };
+                *recv = CallRecv::Expr(Box::new(this));
+            }
+            (Some(true), false) => {
+                self.error(
+                    format!("`{cname}.{}` is an instance member: call it on an object", name.name),
+                    name.span,
+                    "not static",
+                );
+                return None;
+            }
+            (Some(false), true) => {
+                self.error(
+                    format!(
+                        "`{cname}.{}` is static: call it as `{cname}.{}(..)`",
+                        name.name, name.name
+                    ),
+                    name.span,
+                    "static member called on an object",
+                );
+                return None;
+            }
+            (Some(_), _) => {}
+        }
+        Some((class, mi, sig))
+    }
+}

@@ -1,0 +1,323 @@
+//! The pipeline: find `.jv` files, load, parse, check, verify every selected member in
+//! a rayon pool, and hand back plain results for `crate::report`.
+//!
+//! Architecture invariant: the driver never prints and never decides how results look.
+//! Everything runs on threads with large stacks; a panic or an `Err` from the verifier
+//! becomes a [`MemberOutcome::Internal`] (exit 3), never a crash.
+
+use crate::check::check;
+use crate::report::line_col;
+use crate::syntax::InputError;
+use crate::syntax::ast::{MemberKind, MemberRef, Program, Span};
+use crate::syntax::parse;
+use crate::verify::{Config, MemberResult, verify_member};
+use rayon::prelude::*;
+use std::cell::RefCell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Stack size of every thread that parses, checks or verifies.
+pub const STACK_SIZE: usize = 512 * 1024 * 1024;
+
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `Class.member` names to verify; empty means all.
+    pub methods: Vec<String>,
+    pub config: Config,
+    /// Worker threads; 0 means one per core.
+    pub jobs: usize,
+    /// `false`: stop after checking (no member is verified).
+    pub check_only: bool,
+}
+
+/// A source file as read: its path as given and its text (lossily decoded if it is not
+/// UTF-8, for rendering and for reading expectation comments).
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub path: String,
+    pub text: String,
+}
+
+#[derive(Clone, Debug)]
+pub enum MemberOutcome {
+    Done(MemberResult),
+    /// The verifier returned `Err` or panicked.
+    Internal {
+        name: String,
+        kind: MemberKind,
+        span: Span,
+        message: String,
+    },
+}
+
+impl MemberOutcome {
+    pub fn name(&self) -> &str {
+        match self {
+            MemberOutcome::Done(r) => &r.name,
+            MemberOutcome::Internal { name, .. } => name,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum FileStatus {
+    /// Parse, type or I/O errors: nothing was verified.
+    Input(Vec<InputError>),
+    /// Checked; the selected members' outcomes in program order.
+    Checked(Vec<MemberOutcome>),
+}
+
+#[derive(Clone, Debug)]
+pub struct FileReport {
+    pub source: Source,
+    pub status: FileStatus,
+}
+
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub files: Vec<FileReport>,
+    pub time_ms: f64,
+    /// `--method` names that matched no member of any file.
+    pub unmatched_methods: Vec<String>,
+}
+
+/// Files named on the command line, with folders searched recursively for `*.jv`
+/// (sorted). A path that does not exist is kept, so that loading reports it.
+pub fn collect_files(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut found = Vec::new();
+            walk(p, &mut found);
+            found.sort();
+            out.extend(found);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    out
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => walk(&path, out),
+            Ok(_) if path.extension().is_some_and(|e| e == "jv") => out.push(path),
+            _ => {}
+        }
+    }
+}
+
+/// Read a file: its source, and its text or an `io.error`.
+pub fn load(path: &Path) -> (Source, Result<String, InputError>) {
+    let shown = path.display().to_string();
+    match std::fs::read(path) {
+        Err(e) => {
+            let err = InputError {
+                id: "io.error",
+                message: format!("cannot read `{shown}`: {e}"),
+                span: None,
+                label: String::new(),
+                notes: Vec::new(),
+            };
+            (Source { path: shown, text: String::new() }, Err(err))
+        }
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => (Source { path: shown, text: text.clone() }, Ok(text)),
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to();
+                let bad = e.utf8_error().error_len().unwrap_or(1);
+                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                let err = InputError::new(
+                    "io.error",
+                    format!("`{shown}` is not valid UTF-8 (byte 0x{:02x})", e.as_bytes()[at]),
+                    // The lossy text holds U+FFFD (3 bytes) where the bad bytes were.
+                    Span::new(at, at + 3),
+                    format!("{bad} invalid byte{}", if bad == 1 { "" } else { "s" }),
+                );
+                (Source { path: shown, text }, Err(err))
+            }
+        },
+    }
+}
+
+/// Parse and check one source text. At most one error is kept per line (the first):
+/// one mistake often trips several rules at once, and an `// expect:` comment names
+/// exactly the errors of its line.
+pub fn front_end(text: &str) -> Result<Program, Vec<InputError>> {
+    parse(text).and_then(check).map_err(|errors| {
+        let mut seen = std::collections::HashSet::new();
+        errors
+            .into_iter()
+            .filter(|e| e.span.is_none_or(|s| seen.insert(line_col(text, s.start as usize).0)))
+            .collect()
+    })
+}
+
+/// Run `f` on a fresh thread with a [`STACK_SIZE`] stack (for callers outside the pool).
+pub fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(s, f)
+            .expect("cannot spawn a thread")
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    })
+}
+
+/// The members to verify (everything but fields), filtered by `--method` names.
+pub fn select_members(program: &Program, methods: &[String]) -> Vec<(MemberRef, String)> {
+    let mut out = Vec::new();
+    for (ci, class) in program.classes.iter().enumerate() {
+        for (mi, m) in class.members.iter().enumerate() {
+            if m.kind == MemberKind::Field {
+                continue;
+            }
+            let name = if m.kind == MemberKind::Constructor {
+                format!("{}.new", class.name.name)
+            } else {
+                format!("{}.{}", class.name.name, m.name.name)
+            };
+            if methods.is_empty() || methods.contains(&name) {
+                out.push((MemberRef { class: ci, member: mi }, name));
+            }
+        }
+    }
+    out
+}
+
+thread_local! {
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Replace the default panic output (message and backtrace on stderr) by a quiet hook
+/// that remembers the message and location, for [`MemberOutcome::Internal`].
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = panic_message(info.payload());
+        let text = match info.location() {
+            Some(l) => format!("{msg} ({}:{})", l.file(), l.line()),
+            None => msg,
+        };
+        LAST_PANIC.with(|p| *p.borrow_mut() = Some(text));
+    }));
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// Run `f`, turning a panic into `Err(message)`.
+pub fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    LAST_PANIC.with(|p| p.borrow_mut().take());
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        let recorded = LAST_PANIC.with(|p| p.borrow_mut().take());
+        format!("panic: {}", recorded.unwrap_or_else(|| panic_message(payload.as_ref())))
+    })
+}
+
+/// Verify one member; an `Err` or a panic becomes `Internal`.
+pub fn verify_one(
+    program: &Program,
+    member: MemberRef,
+    name: &str,
+    config: &Config,
+) -> MemberOutcome {
+    let m = &program.classes[member.class].members[member.member];
+    match catch_panic(|| verify_member(program, member, config)) {
+        Ok(Ok(mut r)) => {
+            if r.name.is_empty() {
+                r.name = name.to_string();
+            }
+            MemberOutcome::Done(r)
+        }
+        Ok(Err(message)) | Err(message) => MemberOutcome::Internal {
+            name: name.to_string(),
+            kind: m.kind,
+            span: m.name.span,
+            message,
+        },
+    }
+}
+
+/// The front end of one file, inside the current thread.
+fn front_file(path: &Path) -> (Source, Result<Program, Vec<InputError>>) {
+    let (source, text) = load(path);
+    let program = match text {
+        Err(e) => Err(vec![e]),
+        Ok(text) => match catch_panic(|| front_end(&text)) {
+            Ok(r) => r,
+            Err(message) => Err(vec![InputError {
+                id: "internal.error",
+                message,
+                span: None,
+                label: String::new(),
+                notes: Vec::new(),
+            }]),
+        },
+    };
+    (source, program)
+}
+
+/// Load, check and verify the given files.
+pub fn run(paths: &[PathBuf], opts: &Options) -> Run {
+    let start = Instant::now();
+    let files = collect_files(paths);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs)
+        .stack_size(STACK_SIZE)
+        .build()
+        .expect("cannot build the thread pool");
+    let (reports, unmatched) = pool.install(|| {
+        let fronts: Vec<_> = files.par_iter().map(|p| front_file(p)).collect();
+        let mut work = Vec::new();
+        for (fi, (_, program)) in fronts.iter().enumerate() {
+            if let (Ok(program), false) = (program, opts.check_only) {
+                for (m, name) in select_members(program, &opts.methods) {
+                    work.push((fi, m, name));
+                }
+            }
+        }
+        let outcomes: Vec<MemberOutcome> = work
+            .par_iter()
+            .map(|(fi, m, name)| {
+                let Ok(program) = &fronts[*fi].1 else { unreachable!() };
+                verify_one(program, *m, name, &opts.config)
+            })
+            .collect();
+        let unmatched: Vec<String> = opts
+            .methods
+            .iter()
+            .filter(|name| !work.iter().any(|(_, _, n)| n == *name))
+            .cloned()
+            .collect();
+        let mut per_file: Vec<Vec<MemberOutcome>> = vec![Vec::new(); fronts.len()];
+        for ((fi, _, _), o) in work.iter().zip(outcomes) {
+            per_file[*fi].push(o);
+        }
+        let reports: Vec<FileReport> = fronts
+            .into_iter()
+            .zip(per_file)
+            .map(|((source, program), members)| FileReport {
+                source,
+                status: match program {
+                    Ok(_) => FileStatus::Checked(members),
+                    Err(errors) => FileStatus::Input(errors),
+                },
+            })
+            .collect();
+        (reports, unmatched)
+    });
+    let unmatched_methods = if opts.check_only { Vec::new() } else { unmatched };
+    Run { files: reports, time_ms: start.elapsed().as_secs_f64() * 1000.0, unmatched_methods }
+}

@@ -1,0 +1,155 @@
+//! Human output: one line per member, codespan-reporting diagnostics for every error
+//! (the error id as the diagnostic code), optional statistics, and a summary line.
+//!
+//! Architecture invariant: rendering is a pure function of the [`Run`] and the writer;
+//! the same text goes to a terminal (with colour) and to snapshot tests (without).
+
+use super::{Summary, line_col, summarize};
+use crate::driver::{FileReport, FileStatus, MemberOutcome, Run};
+use crate::syntax::InputError;
+use crate::verify::{MemberResult, Stats, Status, VerificationError};
+use codespan_reporting::diagnostic::{Diagnostic, Label};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term::termcolor::WriteColor;
+use codespan_reporting::term::{self, Config, termcolor::Color, termcolor::ColorSpec};
+use std::io;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HumanOptions {
+    pub stats: bool,
+}
+
+type File<'a> = SimpleFile<&'a str, &'a str>;
+
+/// Render a whole run.
+pub fn render<W: WriteColor>(w: &mut W, run: &Run, opts: HumanOptions) -> io::Result<()> {
+    let many = run.files.len() > 1;
+    for f in &run.files {
+        if many {
+            w.set_color(ColorSpec::new().set_bold(true))?;
+            writeln!(w, "{}", f.source.path)?;
+            w.reset()?;
+        }
+        render_file(w, f, opts)?;
+    }
+    summary_line(w, &summarize(run), run.time_ms)
+}
+
+pub fn render_file<W: WriteColor>(w: &mut W, f: &FileReport, opts: HumanOptions) -> io::Result<()> {
+    let file = SimpleFile::new(f.source.path.as_str(), f.source.text.as_str());
+    match &f.status {
+        FileStatus::Input(errors) => {
+            for e in errors {
+                emit(w, &file, &input_diagnostic(e, &f.source.path))?;
+            }
+        }
+        FileStatus::Checked(members) => {
+            for m in members {
+                match m {
+                    MemberOutcome::Done(r) => {
+                        member_line(w, r)?;
+                        if let (true, Some(stats)) = (opts.stats, &r.stats) {
+                            stats_line(w, stats)?;
+                        }
+                        for e in &r.errors {
+                            emit(w, &file, &verification_diagnostic(e, &f.source.text))?;
+                        }
+                    }
+                    MemberOutcome::Internal { name, message, .. } => {
+                        w.set_color(ColorSpec::new().set_fg(Some(Color::Magenta)).set_bold(true))?;
+                        write!(w, "! {name}")?;
+                        w.reset()?;
+                        writeln!(w, " internal error: {message}")?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn member_line<W: WriteColor>(w: &mut W, r: &MemberResult) -> io::Result<()> {
+    let (mark, word, color) = match r.status {
+        Status::Verified => ("✓", "verified", Color::Green),
+        Status::Failed => ("✗", "failed", Color::Red),
+        Status::Timeout => ("✗", "timeout", Color::Yellow),
+    };
+    w.set_color(ColorSpec::new().set_fg(Some(color)).set_bold(true))?;
+    write!(w, "{mark}")?;
+    w.reset()?;
+    writeln!(w, " {} {word} ({:.1} ms)", r.name, r.time_ms)
+}
+
+fn stats_line<W: WriteColor>(w: &mut W, s: &Stats) -> io::Result<()> {
+    writeln!(
+        w,
+        "    stats: {} queries, {} pushes, {} branches, {} pruned, {} chunks max, z3 {:.1} ms, total {:.1} ms",
+        s.queries, s.pushes, s.branches, s.pruned, s.chunks_max, s.z3_ms, s.total_ms
+    )
+}
+
+fn summary_line<W: WriteColor>(w: &mut W, s: &Summary, time_ms: f64) -> io::Result<()> {
+    write!(
+        w,
+        "{} verified, {} failed, {} timeout, {} input error{}",
+        s.verified,
+        s.failed,
+        s.timeout,
+        s.input_errors,
+        if s.input_errors == 1 { "" } else { "s" }
+    )?;
+    if s.internal > 0 {
+        write!(w, ", {} internal error{}", s.internal, if s.internal == 1 { "" } else { "s" })?;
+    }
+    writeln!(w, " in {time_ms:.1} ms")
+}
+
+/// Emit a diagnostic; if its spans do not fit the file, fall back to a plain line.
+fn emit<W: WriteColor>(w: &mut W, file: &File<'_>, d: &Diagnostic<()>) -> io::Result<()> {
+    let config = Config::default();
+    if term::emit_to_write_style(w, &config, file, d).is_err() {
+        let code = d.code.as_deref().unwrap_or("error");
+        writeln!(w, "error[{code}]: {}", d.message)?;
+    }
+    Ok(())
+}
+
+pub fn input_diagnostic(e: &InputError, path: &str) -> Diagnostic<()> {
+    let d = Diagnostic::error().with_code(e.id).with_message(&e.message);
+    let Some(span) = e.span else {
+        return d.with_notes(vec![format!("in {path}")]);
+    };
+    let mut labels = vec![Label::primary((), span.range()).with_message(&e.label)];
+    labels.extend(e.notes.iter().map(|(s, m)| Label::secondary((), s.range()).with_message(m)));
+    d.with_labels(labels)
+}
+
+pub fn verification_diagnostic(e: &VerificationError, text: &str) -> Diagnostic<()> {
+    let label = if e.reason != e.id { e.reason } else { "" };
+    let mut labels = vec![Label::primary((), e.span.range()).with_message(label)];
+    labels.extend(e.notes.iter().map(|(s, m)| Label::secondary((), s.range()).with_message(m)));
+    let mut notes = Vec::new();
+    if let Some(cex) = &e.counterexample {
+        notes.push(format!("counterexample:\n{}", cex.join("\n")));
+    }
+    if let Some(trace) = &e.trace {
+        let mut s = String::from("trace of the failing path:");
+        for t in trace {
+            let line = line_col(text, t.span.start as usize).0;
+            s.push_str(&format!("\nline {line}: {}", t.what));
+            for (title, items) in
+                [("store", &t.store), ("heap", &t.heap), ("path condition +", &t.path_condition)]
+            {
+                if !items.is_empty() {
+                    s.push_str(&format!("\n    {title}: {}", items.join(", ")));
+                }
+            }
+        }
+        notes.push(s);
+    }
+    Diagnostic::error()
+        .with_code(e.id)
+        .with_message(&e.message)
+        .with_labels(labels)
+        .with_notes(notes)
+}
