@@ -37,7 +37,8 @@ pub struct Counters {
 }
 
 pub struct Decider {
-    backend: Backend,
+    /// Always `Some` until the decider is dropped and hands it back.
+    backend: Option<Backend>,
     pc: Vec<PcEntry>,
     frames: Vec<usize>,
     /// Multiset of the assumed conjuncts, for syntactic proofs.
@@ -46,16 +47,43 @@ pub struct Decider {
     deadline: Option<Instant>,
 }
 
+thread_local! {
+    /// One Z3 backend per thread, reused by the members verified on it: creating a
+    /// solver costs more than verifying a small member. Every member works inside its
+    /// own frames, so the backend is clean between members.
+    static BACKENDS: std::cell::RefCell<Vec<Backend>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Drop for Decider {
+    fn drop(&mut self) {
+        while !self.frames.is_empty() {
+            self.pop();
+        }
+        if let Some(mut b) = self.backend.take() {
+            b.set_timeout_ms(u32::MAX);
+            BACKENDS.with(|p| p.borrow_mut().push(b));
+        }
+    }
+}
+
 impl Decider {
     pub fn new(timeout: Option<Duration>) -> Decider {
-        Decider {
-            backend: Backend::new(),
+        let backend = Some(BACKENDS.with(|p| p.borrow_mut().pop()).unwrap_or_default());
+        let mut d = Decider {
+            backend,
             pc: Vec::new(),
             frames: Vec::new(),
             known: HashMap::new(),
             counters: Counters::default(),
             deadline: timeout.map(|t| Instant::now() + t),
-        }
+        };
+        // Everything a member assumes lives in frames above this one.
+        d.push();
+        d
+    }
+
+    fn backend(&mut self) -> &mut Backend {
+        self.backend.get_or_insert_with(Backend::new)
     }
 
     /// Has the member's time budget run out?
@@ -66,7 +94,7 @@ impl Decider {
     pub fn push(&mut self) {
         self.counters.pushes += 1;
         self.frames.push(self.pc.len());
-        self.backend.push();
+        self.backend().push();
     }
 
     pub fn pop(&mut self) {
@@ -79,7 +107,7 @@ impl Decider {
                 }
             }
         }
-        self.backend.pop();
+        self.backend().pop();
     }
 
     /// The current length of the path condition, to read what was added since.
@@ -98,7 +126,7 @@ impl Decider {
             crate::state::term::Op::And => t.args().to_vec(),
             _ => vec![t.clone()],
         };
-        self.backend.assert(&t);
+        self.backend().assert(&t);
         for c in conjuncts {
             *self.known.entry(c.clone()).or_insert(0) += 1;
             self.pc.push(PcEntry { term: c, branch });
@@ -152,18 +180,18 @@ impl Decider {
             if left.is_zero() {
                 return Sat::Unknown;
             }
-            self.backend.set_timeout_ms(left.as_millis().min(u32::MAX as u128) as u32);
+            self.backend().set_timeout_ms(left.as_millis().min(u32::MAX as u128) as u32);
         }
         self.counters.queries += 1;
         let start = Instant::now();
-        let r = self.backend.check_with(t);
+        let r = self.backend().check_with(t);
         self.counters.z3_time += start.elapsed();
         r
     }
 
     /// Values of `terms` in a model of Σ ∪ {t}, printed by Z3.
     pub fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
-        self.backend.model_values(t, terms)
+        self.backend().model_values(t, terms)
     }
 
     /// The path condition, for traces.
@@ -216,8 +244,13 @@ mod tests {
     #[test]
     fn pure_functions_are_functions_of_their_snapshot() {
         let mut d = Decider::new(None);
-        let f = Func { name: "C.p".into(), domain: vec![Sort::Snap, Sort::Ref].into(), range: Sort::Int };
-        let (s1, s2, r) = (Term::var("s1", Sort::Snap), Term::var("s2", Sort::Snap), Term::var("r", Sort::Ref));
+        let f = Func {
+            name: "C.p".into(),
+            domain: vec![Sort::Snap, Sort::Ref].into(),
+            range: Sort::Int,
+        };
+        let (s1, s2, r) =
+            (Term::var("s1", Sort::Snap), Term::var("s2", Sort::Snap), Term::var("r", Sort::Ref));
         let a = Term::app(&f, vec![s1.clone(), r.clone()]);
         let b = Term::app(&f, vec![s2.clone(), r]);
         assert_eq!(d.prove(&Term::eq(a.clone(), b.clone())), Answer::Refuted);
@@ -231,7 +264,10 @@ mod tests {
         let (x, y) = (Term::var("x", Sort::Int), Term::var("y", Sort::Int));
         d.assume(Term::eq(x.clone(), Term::int(-7)));
         d.assume(Term::eq(y.clone(), Term::int(2)));
-        assert_eq!(d.prove(&Term::eq(Term::div(x.clone(), y.clone()), Term::int(-3))), Answer::Proved);
+        assert_eq!(
+            d.prove(&Term::eq(Term::div(x.clone(), y.clone()), Term::int(-3))),
+            Answer::Proved
+        );
         assert_eq!(d.prove(&Term::eq(Term::rem(x, y), Term::int(-1))), Answer::Proved);
     }
 
