@@ -133,7 +133,7 @@ pub fn load(path: &Path) -> (Source, Result<String, InputError>) {
                 let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
                 let err = InputError::new(
                     "io.error",
-                    format!("`{shown}` is not valid UTF-8 (byte 0x{:02x})", e.as_bytes()[at]),
+                    format!("the file is not valid UTF-8 (byte 0x{:02x})", e.as_bytes()[at]),
                     // The lossy text holds U+FFFD (3 bytes) where the bad bytes were.
                     Span::new(at, at + 3),
                     format!("{bad} invalid byte{}", if bad == 1 { "" } else { "s" }),

@@ -136,7 +136,11 @@ impl MemberCx<'_> {
 
     /// Check an expression, fill its `ty` and return it.
     pub fn expr(&mut self, e: &mut Expr, place: Place, perm: Perm) -> Type {
-        let t = self.expr_kind(e, place, perm);
+        let mut t = self.expr_kind(e, place, perm);
+        if !self.env.type_exists(&t) {
+            // A class that does not exist was already reported where it was declared.
+            t = Type::Unknown;
+        }
         e.ty = t.clone();
         t
     }

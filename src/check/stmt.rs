@@ -127,6 +127,18 @@ impl MemberCx<'_> {
                 let msg = format!("`{}` returns no value: use `return;`", self.member_name);
                 self.error(msg, e.span, "unexpected return value");
             }
+            // `return m(..);` with a non-pure `m` is allowed: the call is the whole value.
+            Some(e) if matches!(e.kind, ExprKind::Call { .. }) => {
+                let t = self.call(e, Place::Code, IN_CODE, Role::Stmt);
+                e.ty = t.clone();
+                if !converts(&t, &ret) {
+                    self.error(
+                        format!("expected `{ret}`, found `{t}`"),
+                        e.span,
+                        format!("this has type `{t}`"),
+                    );
+                }
+            }
             Some(e) => {
                 self.expect(e, Place::Code, IN_CODE, &ret);
             }

@@ -86,9 +86,7 @@ pub fn expectations(text: &str) -> Vec<Expectation> {
     let mut out = Vec::new();
     let mut pending: Vec<String> = Vec::new();
     let mut in_block = false;
-    let mut last = 0;
     for (i, line) in text.lines().enumerate() {
-        last = i + 1;
         let was_in_block = in_block;
         if !was_in_block
             && let Some(rest) = line.trim_start().strip_prefix("//")
@@ -105,8 +103,10 @@ pub fn expectations(text: &str) -> Vec<Expectation> {
             out.extend(pending.drain(..).map(|id| Expectation { line: i + 1, id }));
         }
     }
-    // Expectations with no code after them: expected on a line that cannot report.
-    out.extend(pending.drain(..).map(|id| Expectation { line: last + 1, id }));
+    // Expectations with no code after them: expected at the end of the file (where an
+    // unexpected end of file is reported).
+    let end = text.matches('\n').count() + 1;
+    out.extend(pending.drain(..).map(|id| Expectation { line: end, id }));
     out
 }
 
@@ -191,7 +191,7 @@ mod tests {
     #[test]
     fn attributes_to_next_code_line() {
         let text = "class A {\n  // expect: a.b\n\n  // other\n  /* c */\n  // expect: c.d\n  x; // y\n/* open\n// expect: no\n*/ z\n// expect: e.f";
-        assert_eq!(expectations(text), vec![exp(7, "a.b"), exp(7, "c.d"), exp(12, "e.f")]);
+        assert_eq!(expectations(text), vec![exp(7, "a.b"), exp(7, "c.d"), exp(11, "e.f")]);
     }
 
     #[test]

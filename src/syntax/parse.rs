@@ -26,7 +26,7 @@ pub fn parse(src: &str) -> Result<Program, Vec<InputError>> {
     let mut news = Vec::new();
     let program = grammar::ProgramParser::new()
         .parse(&mut news, toks.into_iter().map(Ok::<_, InputError>))
-        .map_err(|e| vec![convert(e)])?;
+        .map_err(|e| vec![convert(e, src.len())])?;
     if !news.is_empty() {
         return Err(news
             .into_iter()
@@ -42,7 +42,9 @@ pub fn parse(src: &str) -> Result<Program, Vec<InputError>> {
     Ok(program)
 }
 
-fn convert(e: ParseError<usize, Tok<'_>, InputError>) -> InputError {
+/// A LALRPOP error as an input error; an unexpected end is reported at the end of the
+/// text (`len`), not after the last token.
+fn convert(e: ParseError<usize, Tok<'_>, InputError>, len: usize) -> InputError {
     match e {
         ParseError::User { error } => error,
         ParseError::InvalidToken { location } => {
@@ -50,7 +52,7 @@ fn convert(e: ParseError<usize, Tok<'_>, InputError>) -> InputError {
         }
         ParseError::UnrecognizedEof { location, expected } => InputError::parse(
             format!("unexpected end of file; expected {}", describe(&expected)),
-            Span::new(location, location),
+            Span::new(len.max(location), len.max(location)),
             "the file ends here",
         ),
         ParseError::UnrecognizedToken { token: (l, t, r), expected } => {
@@ -89,24 +91,36 @@ const EXPR_START: &[&str] = &[
     "using",
 ];
 
-/// "`;` or `(`", "an expression or `)`", ... from LALRPOP's expected-token list.
+/// Tokens that can continue an expression, summarised as "an operator".
+const OPERATORS: &[&str] =
+    &["[", ".", "==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "&&", "||", "==>", "?"];
+
+/// "`;` or `(`", "`;` or an operator", ... from LALRPOP's expected-token list.
 fn describe(expected: &[String]) -> String {
-    let names: Vec<&str> = expected.iter().map(|s| s.trim_matches('"')).collect();
-    let expr = names.iter().filter(|n| EXPR_START.contains(n)).count() >= 8;
+    let mut names: Vec<&str> = expected.iter().map(|s| s.trim_matches('"')).collect();
+    // The likeliest fix first.
+    names.sort_by_key(|n| !matches!(*n, ";" | ")" | "}"));
+    let count = |set: &[&str]| names.iter().filter(|n| set.contains(n)).count();
+    let expr = count(EXPR_START) >= 8;
+    let ops = count(OPERATORS) >= 6;
     let mut items: Vec<String> = Vec::new();
-    if expr {
-        items.push("an expression".into());
-    }
     for n in &names {
         if expr && EXPR_START.contains(n) {
-            continue;
+            if !items.iter().any(|i| i == "an expression") {
+                items.push("an expression".into());
+            }
+        } else if ops && OPERATORS.contains(n) {
+            if !items.iter().any(|i| i == "an operator") {
+                items.push("an operator".into());
+            }
+        } else {
+            items.push(match *n {
+                "Id" => "an identifier".into(),
+                "Num" => "an integer".into(),
+                "Modifier" => continue,
+                other => format!("`{other}`"),
+            });
         }
-        items.push(match *n {
-            "Id" => "an identifier".into(),
-            "Num" => "an integer".into(),
-            "Modifier" => continue,
-            other => format!("`{other}`"),
-        });
     }
     if items.len() > 8 {
         items.truncate(8);
