@@ -321,3 +321,29 @@ pub fn run(paths: &[PathBuf], opts: &Options) -> Run {
     let unmatched_methods = if opts.check_only { Vec::new() } else { unmatched };
     Run { files: reports, time_ms: start.elapsed().as_secs_f64() * 1000.0, unmatched_methods }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panics_become_messages() {
+        install_panic_hook();
+        let r: Result<(), String> = catch_panic(|| panic!("boom {}", 1));
+        let msg = r.unwrap_err();
+        assert!(msg.starts_with("panic: boom 1"), "{msg}");
+        assert_eq!(catch_panic(|| 7), Ok(7));
+        let _ = std::panic::take_hook();
+    }
+
+    #[test]
+    fn selects_members_by_name() {
+        let p = front_end("class A { int f; A() { } void m() { } predicate p() { return true; } }")
+            .unwrap();
+        let names: Vec<String> = select_members(&p, &[]).into_iter().map(|(_, n)| n).collect();
+        assert_eq!(names, ["A.new", "A.m", "A.p"]);
+        let only = select_members(&p, &["A.m".to_string()]);
+        assert_eq!(only.len(), 1);
+        assert_eq!(only[0].0, MemberRef { class: 0, member: 2 });
+    }
+}

@@ -101,8 +101,7 @@ fn real_main() -> i32 {
         match cli.format {
             Format::Json => {
                 let mut out = std::io::stdout().lock();
-                let doc = report::json::to_json(&run);
-                let _ = writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+                let _ = writeln!(out, "{}", report::json::to_json(&run));
                 report::exit_code(&run)
             }
             Format::Human => {

@@ -236,3 +236,58 @@ fn snapshot_io_errors() {
         FileStatus::Input(vec![missing.unwrap_err()])
     ));
 }
+
+/// The binary's exit statuses and output channels (LANGUAGE.md section 9).
+mod cli {
+    use std::process::Command;
+
+    fn run(args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_idf-verify")).args(args).output().unwrap();
+        let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+        (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+    }
+
+    fn program(name: &str) -> String {
+        format!("{}/tests/programs/frontend/{name}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    #[test]
+    fn usage_errors_exit_2() {
+        assert_eq!(run(&[]).0, 2);
+        assert_eq!(run(&["--no-such-flag", "x.jv"]).0, 2);
+        assert_eq!(run(&["--format", "xml", "x.jv"]).0, 2);
+        assert_eq!(run(&["--help"]).0, 0);
+    }
+
+    #[test]
+    fn input_errors_exit_2_and_expect_accepts_them() {
+        let bad = program("t03_operators.jv");
+        let (code, out, err) = run(&[&bad]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(out.contains("error[type.error]"), "{out}");
+        assert!(!err.contains("panicked"), "{err}");
+        let (code, out, _) = run(&["--expect", &bad]);
+        assert_eq!(code, 0, "{out}");
+        assert_eq!(run(&["/no/such/file.jv"]).0, 2);
+    }
+
+    #[test]
+    fn json_document_for_input_errors() {
+        let (code, out, _) = run(&["--format", "json", &program("p03_bad_character.jv")]);
+        assert_eq!(code, 2);
+        let doc: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
+        assert_eq!(doc["version"], 1);
+        let file = &doc["files"][0];
+        assert_eq!(file["status"], "input-error");
+        assert_eq!(file["diagnostics"][0]["id"], "parse.error");
+        assert_eq!(file["diagnostics"][0]["line"], 3);
+        assert_eq!(doc["summary"]["input_errors"], 1);
+    }
+
+    #[test]
+    fn unmatched_method_filter_is_a_usage_error() {
+        let (code, _, err) = run(&["--method", "Nope.nothing", &program("ok02_resolution.jv")]);
+        assert_eq!(code, 2);
+        assert!(err.contains("Nope.nothing"), "{err}");
+    }
+}

@@ -200,7 +200,7 @@ impl MemberCx<'_> {
                     }
                 }
             }
-            ExprKind::Call { .. } => self.call(e, place, perm, Role::Expr),
+            ExprKind::Call { .. } => self.call_kind(e, place, perm, Role::Expr),
             ExprKind::Unary { op, e: inner } => match op {
                 UnOp::Not => {
                     self.expect(inner, place, Perm::No("under `!`"), &Type::Bool);
@@ -493,6 +493,12 @@ impl MemberCx<'_> {
 
     /// Check a call; `role` says what the call must be where it stands.
     pub fn call(&mut self, e: &mut Expr, place: Place, perm: Perm, role: Role) -> Type {
+        let t = self.call_kind(e, place, perm, role);
+        e.ty = t.clone();
+        t
+    }
+
+    fn call_kind(&mut self, e: &mut Expr, place: Place, perm: Perm, role: Role) -> Type {
         let span = e.span;
         let ExprKind::Call { recv, name, args, target } = &mut e.kind else {
             let what = match role {

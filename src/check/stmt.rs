@@ -130,7 +130,6 @@ impl MemberCx<'_> {
             // `return m(..);` with a non-pure `m` is allowed: the call is the whole value.
             Some(e) if matches!(e.kind, ExprKind::Call { .. }) => {
                 let t = self.call(e, Place::Code, IN_CODE, Role::Stmt);
-                e.ty = t.clone();
                 if !converts(&t, &ret) {
                     self.error(
                         format!("expected `{ret}`, found `{t}`"),
@@ -189,7 +188,6 @@ impl MemberCx<'_> {
                     self.error("this call returns no value", span, "void call");
                     return;
                 }
-                e.ty = t.clone();
                 t
             }
             Rhs::Expr(e) => self.expr(e, Place::Code, IN_CODE),

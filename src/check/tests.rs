@@ -67,3 +67,100 @@ fn permission_positions() {
     ok("class A { int x; void m() requires true ==> acc(x); { } }");
     ok("class A { int x; void m(bool c) requires c ? acc(x) : true; { } }");
 }
+
+/// Every expression of a checked program is resolved and typed.
+fn assert_resolved(e: &Expr) {
+    assert!(e.ty != Type::Unknown, "untyped expression at {:?}: {:?}", e.span, e.kind);
+    let kids: Vec<&Expr> = match &e.kind {
+        ExprKind::Name(n) => panic!("unresolved name `{n}`"),
+        ExprKind::Int(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Null
+        | ExprKind::This
+        | ExprKind::Result
+        | ExprKind::Local(_) => vec![],
+        ExprKind::Field { recv, class, .. } => {
+            assert!(class.is_some(), "field without class");
+            vec![recv]
+        }
+        ExprKind::Call { recv, args, target, .. } => {
+            assert!(target.is_some(), "call without target");
+            let mut v: Vec<&Expr> = args.iter().collect();
+            match recv {
+                CallRecv::Implicit => panic!("implicit receiver left"),
+                CallRecv::Expr(r) => v.push(r),
+                CallRecv::Static(_) => {}
+            }
+            v
+        }
+        ExprKind::Length(a)
+        | ExprKind::Unary { e: a, .. }
+        | ExprKind::Old(a)
+        | ExprKind::Acc(a)
+        | ExprKind::AccArray(a)
+        | ExprKind::Untouched(a) => vec![a],
+        ExprKind::Index { arr: a, idx: b }
+        | ExprKind::Binary { l: a, r: b, .. }
+        | ExprKind::Opening { pred: a, body: b }
+        | ExprKind::Using { call: a, body: b } => vec![a, b],
+        ExprKind::Cond { c, a, b } => vec![c, a, b],
+    };
+    kids.into_iter().for_each(assert_resolved);
+}
+
+fn assert_stmt_resolved(s: &Stmt) {
+    match &s.kind {
+        StmtKind::Local { init, .. } => init.iter().for_each(assert_rhs_resolved),
+        StmtKind::Assign { lhs, rhs } => {
+            assert_resolved(lhs);
+            assert_rhs_resolved(rhs);
+        }
+        StmtKind::Call(e)
+        | StmtKind::Assert(e)
+        | StmtKind::Open(e)
+        | StmtKind::Close(e)
+        | StmtKind::Use(e)
+        | StmtKind::Join(e) => assert_resolved(e),
+        StmtKind::Return(e) => e.iter().for_each(assert_resolved),
+        StmtKind::If { cond, then, els } => {
+            assert_resolved(cond);
+            then.stmts.iter().for_each(assert_stmt_resolved);
+            els.iter().for_each(|s| assert_stmt_resolved(s));
+        }
+        StmtKind::While { cond, invariants, body } => {
+            assert_resolved(cond);
+            invariants.iter().for_each(assert_resolved);
+            body.stmts.iter().for_each(assert_stmt_resolved);
+        }
+        StmtKind::Block(b) => b.stmts.iter().for_each(assert_stmt_resolved),
+    }
+}
+
+fn assert_rhs_resolved(r: &Rhs) {
+    match r {
+        Rhs::Expr(e) => assert_resolved(e),
+        Rhs::New { args, .. } => args.iter().for_each(assert_resolved),
+        Rhs::NewArray { len, .. } => assert_resolved(len),
+    }
+}
+
+#[test]
+fn checked_programs_have_no_placeholders() {
+    let sources = [
+        include_str!("../../tests/programs/frontend/ok01_syntax.jv"),
+        include_str!("../../tests/programs/frontend/ok02_resolution.jv"),
+        include_str!("../../tests/programs/frontend/ok03_verified.jv"),
+    ];
+    for src in sources {
+        for class in ok(src).classes {
+            for m in &class.members {
+                m.requires.iter().chain(&m.ensures).for_each(assert_resolved);
+                match &m.body {
+                    Body::None => {}
+                    Body::Return(e) => assert_resolved(e),
+                    Body::Block(b) => b.stmts.iter().for_each(assert_stmt_resolved),
+                }
+            }
+        }
+    }
+}

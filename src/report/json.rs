@@ -1,14 +1,87 @@
 //! JSON output (`--format json`): one document, exactly the shape of LANGUAGE.md
-//! section 9, plus `trace`/`counterexample` on errors and `stats` on members when present.
+//! section 9 (keys in that order), plus `trace`/`counterexample` on errors and `stats` on
+//! members when present.
 //!
 //! Architecture invariant: positions are 1-based line and column (in characters),
-//! computed from the same spans the human output renders.
+//! computed from the same spans the human output renders; the document is built from
+//! typed structs, so its shape is checked by the compiler.
 
 use super::{line_col, summarize};
 use crate::driver::{FileStatus, MemberOutcome, Run};
+use crate::syntax::InputError;
 use crate::syntax::ast::{MemberKind, Span};
-use crate::verify::{MemberResult, Status, VerificationError};
-use serde_json::{Value, json};
+use crate::verify::{MemberResult, Stats, Status, TraceEntry, VerificationError};
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct Document<'a> {
+    pub version: u32,
+    pub files: Vec<FileJson<'a>>,
+    pub summary: SummaryJson,
+}
+
+#[derive(Serialize)]
+pub struct FileJson<'a> {
+    pub path: &'a str,
+    /// `ok`, `input-error` (or `internal-error` when the front end itself failed).
+    pub status: &'static str,
+    pub diagnostics: Vec<DiagnosticJson<'a>>,
+    pub members: Vec<MemberJson<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct DiagnosticJson<'a> {
+    pub id: &'a str,
+    pub message: &'a str,
+    /// `null` when there is no position (an unreadable file).
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+}
+
+#[derive(Serialize)]
+pub struct MemberJson<'a> {
+    pub name: &'a str,
+    pub kind: &'static str,
+    /// `verified`, `failed`, `timeout` (or `internal-error`).
+    pub status: &'static str,
+    pub time_ms: f64,
+    pub errors: Vec<ErrorJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats: Option<&'a Stats>,
+}
+
+#[derive(Serialize)]
+pub struct ErrorJson<'a> {
+    pub id: &'a str,
+    pub reason: &'a str,
+    pub message: &'a str,
+    pub line: usize,
+    pub column: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<TraceEntry>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counterexample: Option<&'a [String]>,
+}
+
+#[derive(Serialize)]
+pub struct SummaryJson {
+    pub verified: usize,
+    pub failed: usize,
+    pub timeout: usize,
+    pub input_errors: usize,
+    pub time_ms: f64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub internal_errors: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Milliseconds, to the microsecond.
+fn ms(t: f64) -> f64 {
+    (t * 1000.0).round() / 1000.0
+}
 
 pub fn kind_name(kind: MemberKind) -> &'static str {
     match kind {
@@ -20,96 +93,128 @@ pub fn kind_name(kind: MemberKind) -> &'static str {
     }
 }
 
-fn position(text: &str, span: Option<Span>) -> (Value, Value) {
-    match span {
-        Some(s) => {
-            let (l, c) = line_col(text, s.start as usize);
-            (json!(l), json!(c))
-        }
-        None => (Value::Null, Value::Null),
+fn diagnostic<'a>(e: &'a InputError, text: &str) -> DiagnosticJson<'a> {
+    let pos = e.span.map(|s| line_col(text, s.start as usize));
+    DiagnosticJson {
+        id: e.id,
+        message: &e.message,
+        line: pos.map(|p| p.0),
+        column: pos.map(|p| p.1),
     }
 }
 
-fn error_json(e: &VerificationError, text: &str) -> Value {
-    let (line, column) = position(text, Some(e.span));
-    let mut v = json!({"id": e.id, "reason": e.reason, "message": e.message, "line": line, "column": column});
-    if let Some(trace) = &e.trace {
-        let entries: Vec<_> = trace
+fn error<'a>(e: &'a VerificationError, text: &str) -> ErrorJson<'a> {
+    let (line, column) = line_col(text, e.span.start as usize);
+    let trace = e.trace.as_ref().map(|trace| {
+        trace
             .iter()
-            .map(|t| {
-                let mut t = t.clone();
-                t.line = line_col(text, t.span.start as usize).0;
-                t
-            })
-            .collect();
-        v["trace"] = json!(entries);
+            .map(|t| TraceEntry { line: line_col(text, t.span.start as usize).0, ..t.clone() })
+            .collect()
+    });
+    ErrorJson {
+        id: e.id,
+        reason: e.reason,
+        message: &e.message,
+        line,
+        column,
+        trace,
+        counterexample: e.counterexample.as_deref(),
     }
-    if let Some(cex) = &e.counterexample {
-        v["counterexample"] = json!(cex);
-    }
-    v
 }
 
-fn member_json(r: &MemberResult, text: &str) -> Value {
+fn member<'a>(r: &'a MemberResult, text: &str) -> MemberJson<'a> {
     let status = match r.status {
         Status::Verified => "verified",
         Status::Failed => "failed",
         Status::Timeout => "timeout",
     };
-    let errors: Vec<_> = r.errors.iter().map(|e| error_json(e, text)).collect();
-    let mut v = json!({"name": r.name, "kind": kind_name(r.kind), "status": status,
-                       "time_ms": r.time_ms, "errors": errors});
-    if let Some(stats) = &r.stats {
-        v["stats"] = json!(stats);
+    MemberJson {
+        name: &r.name,
+        kind: kind_name(r.kind),
+        status,
+        time_ms: ms(r.time_ms),
+        errors: r.errors.iter().map(|e| error(e, text)).collect(),
+        stats: r.stats.as_ref(),
     }
-    v
 }
 
-/// The whole run as one JSON document.
-pub fn to_json(run: &Run) -> Value {
-    let files: Vec<Value> = run
+fn internal<'a>(
+    name: &'a str,
+    kind: MemberKind,
+    span: Span,
+    message: &'a str,
+    text: &str,
+) -> MemberJson<'a> {
+    let (line, column) = line_col(text, span.start as usize);
+    let e = ErrorJson {
+        id: "internal.error",
+        reason: "internal.error",
+        message,
+        line,
+        column,
+        trace: None,
+        counterexample: None,
+    };
+    MemberJson {
+        name,
+        kind: kind_name(kind),
+        status: "internal-error",
+        time_ms: 0.0,
+        errors: vec![e],
+        stats: None,
+    }
+}
+
+/// The whole run as one document.
+pub fn document(run: &Run) -> Document<'_> {
+    let files = run
         .files
         .iter()
         .map(|f| {
             let text = f.source.text.as_str();
+            let path = f.source.path.as_str();
             match &f.status {
-                FileStatus::Input(errors) => {
-                    let internal = errors.iter().any(|e| e.id == "internal.error");
-                    let diags: Vec<_> = errors
-                        .iter()
-                        .map(|e| {
-                            let (line, column) = position(text, e.span);
-                            json!({"id": e.id, "message": e.message, "line": line, "column": column})
-                        })
-                        .collect();
-                    json!({"path": f.source.path,
-                           "status": if internal { "internal-error" } else { "input-error" },
-                           "diagnostics": diags, "members": []})
-                }
-                FileStatus::Checked(members) => {
-                    let members: Vec<_> = members
+                FileStatus::Input(errors) => FileJson {
+                    path,
+                    status: if errors.iter().any(|e| e.id == "internal.error") {
+                        "internal-error"
+                    } else {
+                        "input-error"
+                    },
+                    diagnostics: errors.iter().map(|e| diagnostic(e, text)).collect(),
+                    members: Vec::new(),
+                },
+                FileStatus::Checked(members) => FileJson {
+                    path,
+                    status: "ok",
+                    diagnostics: Vec::new(),
+                    members: members
                         .iter()
                         .map(|m| match m {
-                            MemberOutcome::Done(r) => member_json(r, text),
+                            MemberOutcome::Done(r) => member(r, text),
                             MemberOutcome::Internal { name, kind, span, message } => {
-                                let (line, column) = position(text, Some(*span));
-                                json!({"name": name, "kind": kind_name(*kind), "status": "internal-error",
-                                       "time_ms": 0.0,
-                                       "errors": [{"id": "internal.error", "reason": "internal.error",
-                                                   "message": message, "line": line, "column": column}]})
+                                internal(name, *kind, *span, message, text)
                             }
                         })
-                        .collect();
-                    json!({"path": f.source.path, "status": "ok", "diagnostics": [], "members": members})
-                }
+                        .collect(),
+                },
             }
         })
         .collect();
     let s = summarize(run);
-    let mut summary = json!({"verified": s.verified, "failed": s.failed, "timeout": s.timeout,
-                             "input_errors": s.input_errors, "time_ms": run.time_ms});
-    if s.internal > 0 {
-        summary["internal_errors"] = json!(s.internal);
-    }
-    json!({"version": 1, "files": files, "summary": summary})
+    let summary = SummaryJson {
+        verified: s.verified,
+        failed: s.failed,
+        timeout: s.timeout,
+        input_errors: s.input_errors,
+        time_ms: ms(run.time_ms),
+        internal_errors: s.internal,
+    };
+    Document { version: 1, files, summary }
+}
+
+/// The document as pretty-printed JSON text.
+pub fn to_json(run: &Run) -> String {
+    serde_json::to_string_pretty(&document(run))
+        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
