@@ -72,6 +72,9 @@ pub enum FileStatus {
 pub struct FileReport {
     pub source: Source,
     pub status: FileStatus,
+    /// With `--method`: the spans of the members selected in this file (`--expect` then
+    /// looks only at expectations inside them). `None`: the whole file counts.
+    pub scope: Option<Vec<Span>>,
 }
 
 #[derive(Clone, Debug)]
@@ -281,11 +284,15 @@ pub fn run(paths: &[PathBuf], opts: &Options) -> Run {
     let (reports, unmatched) = pool.install(|| {
         let fronts: Vec<_> = files.par_iter().map(|p| front_file(p)).collect();
         let mut work = Vec::new();
+        let mut scopes: Vec<Option<Vec<Span>>> = vec![None; fronts.len()];
         for (fi, (_, program)) in fronts.iter().enumerate() {
             if let (Ok(program), false) = (program, opts.check_only) {
-                for (m, name) in select_members(program, &opts.methods) {
-                    work.push((fi, m, name));
+                let selected = select_members(program, &opts.methods);
+                if !opts.methods.is_empty() {
+                    let span = |m: &MemberRef| program.classes[m.class].members[m.member].span;
+                    scopes[fi] = Some(selected.iter().map(|(m, _)| span(m)).collect());
                 }
+                work.extend(selected.into_iter().map(|(m, name)| (fi, m, name)));
             }
         }
         let outcomes: Vec<MemberOutcome> = work
@@ -307,13 +314,14 @@ pub fn run(paths: &[PathBuf], opts: &Options) -> Run {
         }
         let reports: Vec<FileReport> = fronts
             .into_iter()
-            .zip(per_file)
-            .map(|((source, program), members)| FileReport {
+            .zip(per_file.into_iter().zip(scopes))
+            .map(|((source, program), (members, scope))| FileReport {
                 source,
                 status: match program {
                     Ok(_) => FileStatus::Checked(members),
                     Err(errors) => FileStatus::Input(errors),
                 },
+                scope,
             })
             .collect();
         (reports, unmatched)

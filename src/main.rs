@@ -130,7 +130,7 @@ fn expect_mode(run: &Run) -> i32 {
     let (mut expected, mut mismatches) = (0, 0);
     for f in &run.files {
         let ms = expect::check_file(f);
-        expected += expect::expectations(&f.source.text).len();
+        expected += expect::file_expectations(f).len();
         mismatches += ms.len();
         for m in &ms {
             let _ = writeln!(out, "{}", m.render(&f.source.path));

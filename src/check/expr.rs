@@ -147,7 +147,14 @@ impl MemberCx<'_> {
 
     /// Report a permission where none may stand; `None` when it is fine.
     fn permission_misplaced(&mut self, what: &str, span: Span, place: Place, perm: Perm) -> bool {
-        if !place.is_assertion() {
+        if place == Place::PurePost {
+            self.error(
+                format!("{what} cannot appear in the postcondition of a pure method: it states facts about `result`, not permissions"),
+                span,
+                "permission in a pure postcondition",
+            );
+            true
+        } else if !place.is_assertion() {
             self.error(
                 format!(
                     "{what} can only be used in assertions (requires, ensures, invariants, predicate bodies, assert, join), not in {}",

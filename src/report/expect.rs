@@ -175,9 +175,24 @@ pub fn compare(expected: &[Expectation], reported: &[Reported]) -> Vec<Mismatch>
     out
 }
 
+/// The expectations of one file that concern what was verified (all of them, unless
+/// `--method` selected some members: then those inside the selected members).
+pub fn file_expectations(file: &FileReport) -> Vec<Expectation> {
+    let text = &file.source.text;
+    let mut all = expectations(text);
+    if let Some(spans) = &file.scope {
+        let lines: Vec<(usize, usize)> = spans
+            .iter()
+            .map(|s| (line_col(text, s.start as usize).0, line_col(text, s.end as usize).0))
+            .collect();
+        all.retain(|e| lines.iter().any(|(a, b)| (*a..=*b).contains(&e.line)));
+    }
+    all
+}
+
 /// The mismatches of one file.
 pub fn check_file(file: &FileReport) -> Vec<Mismatch> {
-    compare(&expectations(&file.source.text), &reported(file))
+    compare(&file_expectations(file), &reported(file))
 }
 
 #[cfg(test)]
