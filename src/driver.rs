@@ -6,7 +6,7 @@
 //! becomes a [`MemberOutcome::Internal`] (exit 3), never a crash.
 
 use crate::check::check;
-use crate::report::line_col;
+use crate::report::Lines;
 use crate::syntax::InputError;
 use crate::syntax::ast::{MemberKind, MemberRef, Program, Span};
 use crate::syntax::parse;
@@ -152,10 +152,11 @@ pub fn load(path: &Path) -> (Source, Result<String, InputError>) {
 /// exactly the errors of its line.
 pub fn front_end(text: &str) -> Result<Program, Vec<InputError>> {
     parse(text).and_then(check).map_err(|errors| {
+        let lines = Lines::new(text);
         let mut seen = std::collections::HashSet::new();
         errors
             .into_iter()
-            .filter(|e| e.span.is_none_or(|s| seen.insert(line_col(text, s.start as usize).0)))
+            .filter(|e| e.span.is_none_or(|s| seen.insert(lines.line(s.start as usize))))
             .collect()
     })
 }

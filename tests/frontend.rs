@@ -41,7 +41,7 @@ fn non_utf8_is_an_io_error_on_its_line() {
     let err = text.unwrap_err();
     assert_eq!(err.id, "io.error");
     let span = err.span.expect("points at the byte");
-    assert_eq!(idf_verify::report::line_col(&source.text, span.start as usize), (2, 10));
+    assert_eq!(idf_verify::report::Lines::new(&source.text).line_col(span.start as usize), (2, 10));
 }
 
 #[test]

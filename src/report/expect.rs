@@ -4,7 +4,7 @@
 //! Architecture invariant: an expectation names a line, never a column; the comparison
 //! is a multiset comparison per line, so a line expecting one error must get exactly one.
 
-use super::line_col;
+use super::Lines;
 use crate::driver::{FileReport, FileStatus, MemberOutcome};
 use std::collections::BTreeMap;
 
@@ -112,10 +112,9 @@ pub fn expectations(text: &str) -> Vec<Expectation> {
 
 /// Everything reported for a file, by line.
 pub fn reported(file: &FileReport) -> Vec<Reported> {
-    let text = &file.source.text;
-    let at = |span: Option<crate::syntax::ast::Span>| {
-        span.map_or(0, |s| line_col(text, s.start as usize).0)
-    };
+    let lines = Lines::new(&file.source.text);
+    let at =
+        |span: Option<crate::syntax::ast::Span>| span.map_or(0, |s| lines.line(s.start as usize));
     match &file.status {
         FileStatus::Input(errors) => errors
             .iter()
@@ -178,12 +177,12 @@ pub fn compare(expected: &[Expectation], reported: &[Reported]) -> Vec<Mismatch>
 /// The expectations of one file that concern what was verified (all of them, unless
 /// `--method` selected some members: then those inside the selected members).
 pub fn file_expectations(file: &FileReport) -> Vec<Expectation> {
-    let text = &file.source.text;
-    let mut all = expectations(text);
+    let mut all = expectations(&file.source.text);
     if let Some(spans) = &file.scope {
+        let index = Lines::new(&file.source.text);
         let lines: Vec<(usize, usize)> = spans
             .iter()
-            .map(|s| (line_col(text, s.start as usize).0, line_col(text, s.end as usize).0))
+            .map(|s| (index.line(s.start as usize), index.line(s.end as usize)))
             .collect();
         all.retain(|e| lines.iter().any(|(a, b)| (*a..=*b).contains(&e.line)));
     }

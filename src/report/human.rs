@@ -4,7 +4,7 @@
 //! Architecture invariant: rendering is a pure function of the [`Run`] and the writer;
 //! the same text goes to a terminal (with colour) and to snapshot tests (without).
 
-use super::{Summary, line_col, summarize};
+use super::{Lines, Summary, summarize};
 use crate::driver::{FileReport, FileStatus, MemberOutcome, Run};
 use crate::syntax::InputError;
 use crate::verify::{MemberResult, Stats, Status, VerificationError};
@@ -37,6 +37,7 @@ pub fn render<W: WriteColor>(w: &mut W, run: &Run, opts: HumanOptions) -> io::Re
 
 pub fn render_file<W: WriteColor>(w: &mut W, f: &FileReport, opts: HumanOptions) -> io::Result<()> {
     let file = SimpleFile::new(f.source.path.as_str(), f.source.text.as_str());
+    let lines = Lines::new(&f.source.text);
     match &f.status {
         FileStatus::Input(errors) => {
             for e in errors {
@@ -52,7 +53,7 @@ pub fn render_file<W: WriteColor>(w: &mut W, f: &FileReport, opts: HumanOptions)
                             stats_line(w, stats)?;
                         }
                         for e in &r.errors {
-                            emit(w, &file, &verification_diagnostic(e, &f.source.text))?;
+                            emit(w, &file, &verification_diagnostic(e, &lines))?;
                         }
                     }
                     MemberOutcome::Internal { name, message, .. } => {
@@ -124,7 +125,7 @@ pub fn input_diagnostic(e: &InputError, path: &str) -> Diagnostic<()> {
     d.with_labels(labels)
 }
 
-pub fn verification_diagnostic(e: &VerificationError, text: &str) -> Diagnostic<()> {
+pub fn verification_diagnostic(e: &VerificationError, lines: &Lines<'_>) -> Diagnostic<()> {
     let label = if e.reason != e.id { e.reason } else { "" };
     let mut labels = vec![Label::primary((), e.span.range()).with_message(label)];
     labels.extend(e.notes.iter().map(|(s, m)| Label::secondary((), s.range()).with_message(m)));
@@ -135,7 +136,7 @@ pub fn verification_diagnostic(e: &VerificationError, text: &str) -> Diagnostic<
     if let Some(trace) = &e.trace {
         let mut s = String::from("trace of the failing path:");
         for t in trace {
-            let line = line_col(text, t.span.start as usize).0;
+            let line = lines.line(t.span.start as usize);
             s.push_str(&format!("\nline {line}: {}", t.what));
             for (title, items) in
                 [("store", &t.store), ("heap", &t.heap), ("path condition +", &t.path_condition)]

@@ -6,7 +6,7 @@
 //! computed from the same spans the human output renders; the document is built from
 //! typed structs, so its shape is checked by the compiler.
 
-use super::{line_col, summarize};
+use super::{Lines, summarize};
 use crate::driver::{FileStatus, MemberOutcome, Run};
 use crate::syntax::InputError;
 use crate::syntax::ast::{MemberKind, Span};
@@ -93,8 +93,8 @@ pub fn kind_name(kind: MemberKind) -> &'static str {
     }
 }
 
-fn diagnostic<'a>(e: &'a InputError, text: &str) -> DiagnosticJson<'a> {
-    let pos = e.span.map(|s| line_col(text, s.start as usize));
+fn diagnostic<'a>(e: &'a InputError, lines: &Lines<'_>) -> DiagnosticJson<'a> {
+    let pos = e.span.map(|s| lines.line_col(s.start as usize));
     DiagnosticJson {
         id: e.id,
         message: &e.message,
@@ -103,12 +103,12 @@ fn diagnostic<'a>(e: &'a InputError, text: &str) -> DiagnosticJson<'a> {
     }
 }
 
-fn error<'a>(e: &'a VerificationError, text: &str) -> ErrorJson<'a> {
-    let (line, column) = line_col(text, e.span.start as usize);
+fn error<'a>(e: &'a VerificationError, lines: &Lines<'_>) -> ErrorJson<'a> {
+    let (line, column) = lines.line_col(e.span.start as usize);
     let trace = e.trace.as_ref().map(|trace| {
         trace
             .iter()
-            .map(|t| TraceEntry { line: line_col(text, t.span.start as usize).0, ..t.clone() })
+            .map(|t| TraceEntry { line: lines.line(t.span.start as usize), ..t.clone() })
             .collect()
     });
     ErrorJson {
@@ -122,7 +122,7 @@ fn error<'a>(e: &'a VerificationError, text: &str) -> ErrorJson<'a> {
     }
 }
 
-fn member<'a>(r: &'a MemberResult, text: &str) -> MemberJson<'a> {
+fn member<'a>(r: &'a MemberResult, lines: &Lines<'_>) -> MemberJson<'a> {
     let status = match r.status {
         Status::Verified => "verified",
         Status::Failed => "failed",
@@ -133,7 +133,7 @@ fn member<'a>(r: &'a MemberResult, text: &str) -> MemberJson<'a> {
         kind: kind_name(r.kind),
         status,
         time_ms: ms(r.time_ms),
-        errors: r.errors.iter().map(|e| error(e, text)).collect(),
+        errors: r.errors.iter().map(|e| error(e, lines)).collect(),
         stats: r.stats.as_ref(),
     }
 }
@@ -143,9 +143,9 @@ fn internal<'a>(
     kind: MemberKind,
     span: Span,
     message: &'a str,
-    text: &str,
+    lines: &Lines<'_>,
 ) -> MemberJson<'a> {
-    let (line, column) = line_col(text, span.start as usize);
+    let (line, column) = lines.line_col(span.start as usize);
     let e = ErrorJson {
         id: "internal.error",
         reason: "internal.error",
@@ -171,7 +171,7 @@ pub fn document(run: &Run) -> Document<'_> {
         .files
         .iter()
         .map(|f| {
-            let text = f.source.text.as_str();
+            let lines = Lines::new(&f.source.text);
             let path = f.source.path.as_str();
             match &f.status {
                 FileStatus::Input(errors) => FileJson {
@@ -181,7 +181,7 @@ pub fn document(run: &Run) -> Document<'_> {
                     } else {
                         "input-error"
                     },
-                    diagnostics: errors.iter().map(|e| diagnostic(e, text)).collect(),
+                    diagnostics: errors.iter().map(|e| diagnostic(e, &lines)).collect(),
                     members: Vec::new(),
                 },
                 FileStatus::Checked(members) => FileJson {
@@ -191,9 +191,9 @@ pub fn document(run: &Run) -> Document<'_> {
                     members: members
                         .iter()
                         .map(|m| match m {
-                            MemberOutcome::Done(r) => member(r, text),
+                            MemberOutcome::Done(r) => member(r, &lines),
                             MemberOutcome::Internal { name, kind, span, message } => {
-                                internal(name, *kind, *span, message, text)
+                                internal(name, *kind, *span, message, &lines)
                             }
                         })
                         .collect(),

@@ -11,15 +11,33 @@ pub mod json;
 use crate::driver::{FileStatus, MemberOutcome, Run};
 use crate::verify::Status;
 
-/// 1-based line and column (in characters) of a byte offset.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
+/// Line starts of a text, to turn byte offsets into 1-based lines and columns (in
+/// characters) in O(log n) each.
+pub struct Lines<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    pub fn new(text: &'a str) -> Lines<'a> {
+        let starts =
+            std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        Lines { text, starts }
     }
-    let before = &text[..offset];
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (before.matches('\n').count() + 1, before[line_start..].chars().count() + 1)
+
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self.starts[line - 1];
+        (line, self.text[start..offset].chars().count() + 1)
+    }
+
+    pub fn line(&self, offset: usize) -> usize {
+        self.line_col(offset).0
+    }
 }
 
 /// Counts for the summary line and the JSON `summary`.
@@ -75,5 +93,23 @@ pub fn exit_code(run: &Run) -> i32 {
         1
     } else {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lines;
+
+    #[test]
+    fn lines_and_columns() {
+        let l = Lines::new("ab\nçd\n\nx");
+        assert_eq!(l.line_col(0), (1, 1));
+        assert_eq!(l.line_col(2), (1, 3));
+        assert_eq!(l.line_col(3), (2, 1));
+        assert_eq!(l.line_col(5), (2, 2)); // after the two-byte `ç`
+        assert_eq!(l.line_col(4), (2, 1)); // inside `ç`: back to its start
+        assert_eq!(l.line_col(7), (3, 1));
+        assert_eq!(l.line_col(8), (4, 1));
+        assert_eq!(l.line_col(100), (4, 2));
     }
 }
