@@ -43,6 +43,10 @@ pub struct Decider {
     frames: Vec<usize>,
     /// Multiset of the assumed conjuncts, for syntactic proofs.
     known: HashMap<Term, u32>,
+    /// Multiset of the symbols occurring in the path condition, with the symbols of
+    /// each entry (parallel to `pc`) to take them back on pop.
+    vars: HashMap<Term, u32>,
+    entry_vars: Vec<Vec<Term>>,
     pub counters: Counters,
     deadline: Option<Instant>,
 }
@@ -74,6 +78,8 @@ impl Decider {
             pc: Vec::new(),
             frames: Vec::new(),
             known: HashMap::new(),
+            vars: HashMap::new(),
+            entry_vars: Vec::new(),
             counters: Counters::default(),
             deadline: timeout.map(|t| Instant::now() + t),
         };
@@ -99,6 +105,16 @@ impl Decider {
 
     pub fn pop(&mut self) {
         let Some(mark) = self.frames.pop() else { return };
+        for vs in self.entry_vars.drain(mark..) {
+            for x in vs {
+                if let Some(n) = self.vars.get_mut(&x) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.vars.remove(&x);
+                    }
+                }
+            }
+        }
         for e in self.pc.drain(mark..) {
             if let Some(n) = self.known.get_mut(&e.term) {
                 *n -= 1;
@@ -128,6 +144,11 @@ impl Decider {
         };
         self.backend().assert(&t);
         for c in conjuncts {
+            let vs = symbols(&c);
+            for x in &vs {
+                *self.vars.entry(x.clone()).or_insert(0) += 1;
+            }
+            self.entry_vars.push(vs);
             *self.known.entry(c.clone()).or_insert(0) += 1;
             self.pc.push(PcEntry { term: c, branch });
         }
@@ -189,6 +210,25 @@ impl Decider {
         r
     }
 
+    /// Can both `t` and `¬t` hold on this path, by syntax alone? True when `t`
+    /// compares a symbol the path condition never mentions with a literal (or is such
+    /// a boolean symbol). Should the path condition itself be inconsistent, exploring
+    /// both branches is harmless: every proof on them succeeds.
+    pub fn independent(&self, t: &Term) -> bool {
+        use crate::state::term::Op;
+        let t = if let Op::Not = t.op() { &t.args()[0] } else { t };
+        let free = |x: &Term| matches!(x.op(), Op::Var(_)) && !self.vars.contains_key(x);
+        let lit = |x: &Term| matches!(x.op(), Op::Int(_) | Op::Bool(_) | Op::Null);
+        match t.op() {
+            Op::Var(_) => free(t),
+            Op::Eq | Op::Lt | Op::Le => {
+                let (a, b) = (&t.args()[0], &t.args()[1]);
+                (free(a) && lit(b)) || (lit(a) && free(b))
+            }
+            _ => false,
+        }
+    }
+
     /// Values of `terms` in a model of Σ ∪ {t}, printed by Z3.
     pub fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
         self.backend().model_values(t, terms)
@@ -198,6 +238,23 @@ impl Decider {
     pub fn path_condition(&self) -> &[PcEntry] {
         &self.pc
     }
+}
+
+/// The symbols occurring in `t`.
+fn symbols(t: &Term) -> Vec<Term> {
+    let mut out = vec![];
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![t.clone()];
+    while let Some(x) = stack.pop() {
+        if !seen.insert(x.id()) {
+            continue;
+        }
+        if let crate::state::term::Op::Var(_) = x.op() {
+            out.push(x.clone());
+        }
+        stack.extend(x.args().iter().cloned());
+    }
+    out
 }
 
 #[cfg(test)]
@@ -269,6 +326,22 @@ mod tests {
             Answer::Proved
         );
         assert_eq!(d.prove(&Term::eq(Term::rem(x, y), Term::int(-1))), Answer::Proved);
+    }
+
+    #[test]
+    fn independence_is_syntactic_and_follows_the_path_condition() {
+        let mut d = Decider::new(None);
+        let x = Term::var("x", Sort::Int);
+        let c = Term::eq(x.clone(), Term::int(0));
+        assert!(d.independent(&c));
+        assert!(d.independent(&Term::not(c.clone())));
+        d.push();
+        d.assume(Term::lt(Term::int(5), x.clone()));
+        assert!(!d.independent(&c));
+        d.pop();
+        assert!(d.independent(&c));
+        let y = Term::var("y", Sort::Int);
+        assert!(!d.independent(&Term::eq(x, y)));
     }
 
     #[test]

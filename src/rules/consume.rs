@@ -10,7 +10,7 @@ use crate::rules::{Mode, Q, Verifier, elem_of};
 use crate::state::State;
 use crate::state::chunk::ChunkKind;
 use crate::state::heap::Heap;
-use crate::state::term::{Sort, Term};
+use crate::state::term::Term;
 use crate::syntax::ast::{BinOp, CallRecv, Expr, ExprKind};
 
 /// The continuation of `consume`: evaluation state, remaining heap, snapshot.
@@ -80,7 +80,7 @@ impl<'p> Verifier<'p> {
     }
 
     fn set_conjunct(&mut self, a: &Expr) {
-        if self.unfold_depth == 0 {
+        if self.unfold_depth == 0 && !self.conjunct_frozen {
             self.conjunct = a.span;
             self.conjunct_text = crate::rules::show::expr(a);
         }
@@ -90,7 +90,9 @@ impl<'p> Verifier<'p> {
         if self.stopped() {
             return;
         }
-        if !self.impure(a) {
+        // A conjunction is consumed conjunct by conjunct, even a pure one, so that a
+        // failure names the conjunct that failed.
+        if !self.impure(a) && !matches!(a.kind, ExprKind::Binary { op: BinOp::And, .. }) {
             self.set_conjunct(a);
             return self.eval(s, a, &|v, s, t| {
                 if !v.check(&s, &t, a.span, "assertion.false", || {
@@ -143,7 +145,7 @@ impl<'p> Verifier<'p> {
                 let mut h2 = h2.clone();
                 match v.lookup(&h2, &ChunkKind::Array, Some(&t), &[]) {
                     Lookup::Found(i) => {
-                        let c = h2.remove(i);
+                        let c = h2.remove(&i);
                         let _ = elem_of(&arr.ty);
                         q(v, s, h2, Term::wrap(c.value))
                     }
@@ -216,13 +218,16 @@ impl<'p> Verifier<'p> {
         match self.lookup(&h2, &kind, Some(&t), &[]) {
             Lookup::Found(i) => {
                 let mut h2 = h2;
-                let c = h2.remove(i);
+                let c = h2.remove(&i);
                 q(self, s, h2, Term::wrap(c.value))
             }
             Lookup::Unknown => self.fail_unknown(&s, a.span),
             Lookup::NotFound => {
-                if self.config.infer && depth < crate::rules::MAX_OPEN {
-                    if let Some(i) = self.find_provider(&h2, &t, &name) {
+                if self.config.infer
+                    && depth < crate::rules::MAX_OPEN
+                    && let Some(i) = self.find_provider(&h2, &t, &name)
+                {
+                    {
                         let s_outer = s.clone();
                         let tmp = State { heap: h2, old: s.old.clone(), store: s.store.clone() };
                         return self.open_chunk(tmp, i, &|v, opened, ()| {
@@ -247,6 +252,3 @@ impl<'p> Verifier<'p> {
         }
     }
 }
-
-#[allow(dead_code)]
-fn _sorts(_: Sort) {}

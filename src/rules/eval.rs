@@ -292,7 +292,7 @@ impl<'p> Verifier<'p> {
         let kind = ChunkKind::Field(name.clone());
         match self.lookup(&s.heap, &kind, Some(&t), &[]) {
             Lookup::Found(i) => {
-                let value = s.heap.get(i).value.clone();
+                let value = s.heap.get(&i).value.clone();
                 q(self, s, value)
             }
             Lookup::Unknown => self.fail_unknown(&s, e.span),
@@ -331,7 +331,7 @@ impl<'p> Verifier<'p> {
     fn read_index(&mut self, s: State, ta: Term, ti: Term, e: &'p Expr, q: Q<'_, 'p, Term>) {
         match self.lookup(&s.heap, &ChunkKind::Array, Some(&ta), &[]) {
             Lookup::Found(i) => {
-                let contents = s.heap.get(i).value.clone();
+                let contents = s.heap.get(&i).value.clone();
                 if !self.check_bounds(&s, &ta, &ti, e) {
                     return;
                 }
@@ -411,10 +411,10 @@ impl<'p> Verifier<'p> {
         let m = &self.prog.classes[target.class].members[target.member];
         let mut store = crate::state::Store::new();
         if let Some(r) = recv {
-            store.insert("this".into(), r);
+            store.insert_mut("this".into(), r);
         }
         for (p, a) in m.params.iter().zip(args) {
-            store.insert(p.name.name.as_str().into(), a.clone());
+            store.insert_mut(p.name.name.as_str().into(), a.clone());
         }
         store
     }
@@ -436,33 +436,78 @@ impl<'p> Verifier<'p> {
             old: s.old.clone(),
             store: self.callee_store(target, recv.clone(), &args),
         };
-        let mode = match self.mode {
-            Mode::Stmt => Mode::Consume { id: "call.precondition", call: Some(e.span) },
-            other => other,
+        // A failing precondition is reported at the call: as `call.precondition` in
+        // code, as `not.wellformed` in a contract or body, and with the enclosing
+        // assertion's id (at its conjunct) inside a consumed assertion.
+        let (mode, freeze) = match self.mode {
+            Mode::Stmt => (Mode::Consume { id: "call.precondition", call: Some(e.span) }, false),
+            Mode::WellFormed => (Mode::Consume { id: "not.wellformed", call: Some(e.span) }, false),
+            other => (other, true),
         };
+        let frozen = self.conjunct_frozen;
+        self.conjunct_frozen = frozen || freeze;
         let closes_before = self.closes;
         let in_opening = self.opening_depth > 0;
         let termination = if self.unfold_depth == 0 { self.termination } else { None };
         self.consume_with(mode, callee, &m.requires, &|v, rest, snap| {
+            let inner_frozen = v.conjunct_frozen;
+            v.conjunct_frozen = frozen;
+            v.pure_call_result(
+                &s,
+                rest,
+                snap,
+                target,
+                recv.clone(),
+                &args,
+                e,
+                explicit,
+                termination,
+                closes_before,
+                in_opening,
+                q,
+            );
+            v.conjunct_frozen = inner_frozen;
+        });
+        self.conjunct_frozen = frozen;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pure_call_result(
+        &mut self,
+        s: &State,
+        rest: State,
+        snap: Term,
+        target: MemberRef,
+        recv: Option<Term>,
+        args: &[Term],
+        e: &'p Expr,
+        explicit: bool,
+        termination: Option<MemberRef>,
+        closes_before: u64,
+        in_opening: bool,
+        q: Q<'_, 'p, PureCall>,
+    ) {
+        let v = self;
+        {
             if let Some(caller) = termination {
                 let earlier = target < caller;
                 let smaller = !rest.heap.is_empty();
                 let opening = in_opening && v.closes == closes_before;
                 if !(earlier || smaller || opening) {
-                    v.fail_termination(&s, e, target);
+                    v.fail_termination(s, e, target);
                     return;
                 }
             }
             let Some(f) = v.info.funcs.get(&target) else {
-                return v.internal(&s, e.span, "pure method without a function");
+                return v.internal(s, e.span, "pure method without a function");
             };
             let mut fargs = vec![snap.clone()];
             fargs.extend(recv.iter().cloned());
             fargs.extend(args.iter().cloned());
             let term = Term::app(f, fargs);
-            v.assume_pure_facts(&s, target, &snap, recv.clone(), &args, &term, explicit);
+            v.assume_pure_facts(s, target, &snap, recv.clone(), args, &term, explicit);
             q(v, s.clone(), PureCall { term, snap })
-        });
+        }
     }
 
     fn fail_termination(&mut self, s: &State, e: &Expr, target: MemberRef) {
@@ -498,7 +543,7 @@ pub struct PureCall {
 
 /// The outcome of a chunk lookup.
 pub enum Lookup {
-    Found(usize),
+    Found(crate::state::heap::Slot),
     NotFound,
     Unknown,
 }

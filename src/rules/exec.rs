@@ -156,8 +156,8 @@ impl<'p> Verifier<'p> {
                             if !v.check_bounds(&s, &ta, &ti, lhs) {
                                 return;
                             }
-                            let contents = s.heap.get(i).value.clone();
-                            s.heap.set_value(i, Term::store(contents, ti.clone(), val));
+                            let contents = s.heap.get(&i).value.clone();
+                            s.heap.set_value(&i, Term::store(contents, ti.clone(), val));
                             q(v, s, ())
                         }
                         Lookup::Unknown => v.fail_unknown(&s, lhs.span),
@@ -188,7 +188,7 @@ impl<'p> Verifier<'p> {
         match self.lookup(&s.heap, &kind, Some(&t), &[]) {
             Lookup::Found(i) => {
                 let mut s = s;
-                s.heap.set_value(i, val);
+                s.heap.set_value(&i, val);
                 q(self, s, ())
             }
             Lookup::Unknown => self.fail_unknown(&s, lhs.span),
@@ -257,7 +257,7 @@ impl<'p> Verifier<'p> {
                     Term::unit()
                 } else {
                     let r = v.fresh("result", sort_of(&m.ty));
-                    post_store.insert("result".into(), r.clone());
+                    post_store.insert_mut("result".into(), r.clone());
                     r
                 };
                 let post = State { heap: rest.heap, old: caller_heap.clone(), store: post_store };
@@ -548,6 +548,3 @@ fn declared_sort(stmts: &[Stmt], x: &str) -> Option<Sort> {
         _ => None,
     })
 }
-
-#[allow(dead_code)]
-fn _unused(_: Rc<str>) {}

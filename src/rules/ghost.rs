@@ -10,10 +10,17 @@ use crate::rules::eval::Lookup;
 use crate::rules::{MAX_UNFOLD, Mode, Q, Verifier};
 use crate::state::State;
 use crate::state::chunk::{Chunk, ChunkKind};
-use crate::state::heap::Heap;
+use crate::state::heap::{Heap, Slot};
 use crate::state::term::Term;
 use crate::syntax::ast::{Expr, ExprKind, MemberRef, Span};
 use std::rc::Rc;
+
+/// Is a snapshot built from known parts (a combination or a wrapped value), as closing
+/// a predicate builds it, rather than an opaque symbol?
+fn snap_is_built(s: &Term) -> bool {
+    use crate::state::term::Op;
+    matches!(s.op(), Op::Combine | Op::Wrap(_) | Op::Unit)
+}
 
 impl<'p> Verifier<'p> {
     /// Find a chunk of `kind` whose receiver and arguments provably equal these.
@@ -24,13 +31,9 @@ impl<'p> Verifier<'p> {
         recv: Option<&Term>,
         args: &[Term],
     ) -> Lookup {
-        let cands = heap.candidates(kind);
-        if cands.is_empty() {
-            return Lookup::NotFound;
-        }
         let same = |c: &Chunk| c.recv.as_ref() == recv && &*c.args == args;
-        if let Some(&i) = cands.iter().find(|&&i| same(heap.get(i))) {
-            return Lookup::Found(i);
+        if let Some((slot, _)) = heap.of_kind(kind).find(|(_, c)| same(c)) {
+            return Lookup::Found(slot);
         }
         let eqs = |c: &Chunk| {
             let mut conj = vec![];
@@ -40,18 +43,27 @@ impl<'p> Verifier<'p> {
             conj.extend(c.args.iter().zip(args).map(|(a, b)| Term::eq(a.clone(), b.clone())));
             Term::and_all(conj)
         };
-        let goals: Vec<Term> = cands.iter().map(|&i| eqs(heap.get(i))).collect();
-        if goals.len() > 1 {
-            let any = goals.iter().cloned().reduce(Term::or).unwrap_or_else(Term::ff);
+        // Candidates whose equality syntax does not already refute.
+        let cands: Vec<(Slot, Term)> = heap
+            .of_kind(kind)
+            .map(|(slot, c)| (slot, eqs(c)))
+            .filter(|(_, g)| !g.is_false())
+            .collect();
+        if cands.is_empty() {
+            return Lookup::NotFound;
+        }
+        if cands.len() > 1 {
+            let any =
+                cands.iter().map(|(_, g)| g.clone()).reduce(Term::or).unwrap_or_else(Term::ff);
             match self.dec.prove(&any) {
                 Answer::Refuted => return Lookup::NotFound,
                 Answer::Unknown => return Lookup::Unknown,
                 Answer::Proved => {}
             }
         }
-        for (i, g) in cands.iter().zip(&goals) {
-            match self.dec.prove(g) {
-                Answer::Proved => return Lookup::Found(*i),
+        for (slot, g) in cands {
+            match self.dec.prove(&g) {
+                Answer::Proved => return Lookup::Found(slot),
                 Answer::Unknown => return Lookup::Unknown,
                 Answer::Refuted => {}
             }
@@ -60,32 +72,31 @@ impl<'p> Verifier<'p> {
     }
 
     /// A predicate chunk with receiver `t` whose body provides field `name`.
-    pub fn find_provider(&mut self, heap: &Heap, t: &Term, name: &Rc<str>) -> Option<usize> {
+    pub fn find_provider(&mut self, heap: &Heap, t: &Term, name: &Rc<str>) -> Option<Slot> {
         let mut cands = vec![];
-        for (i, c) in heap.iter().enumerate() {
+        for (slot, c) in heap.slots() {
             if let ChunkKind::Pred(p, _) = &c.kind
                 && self.info.provides.get(p).is_some_and(|f| f.contains(name))
             {
                 if c.recv.as_ref() == Some(t) {
-                    return Some(i);
+                    return Some(slot);
                 }
-                cands.push(i);
+                if let Some(r) = c.recv.clone() {
+                    cands.push((slot, r));
+                }
             }
         }
-        for i in cands {
-            let Some(r) = heap.get(i).recv.clone() else { continue };
-            if self.dec.prove(&Term::eq(r, t.clone())) == Answer::Proved {
-                return Some(i);
-            }
-        }
-        None
+        cands
+            .into_iter()
+            .find(|(_, r)| self.dec.prove(&Term::eq(r.clone(), t.clone())) == Answer::Proved)
+            .map(|(s, _)| s)
     }
 
     /// Open the predicate chunk at `index`: remove it and produce its body with its
     /// snapshot (the paper's `open`).
-    pub fn open_chunk(&mut self, s: State, index: usize, q: Q<'_, 'p, ()>) {
+    pub fn open_chunk(&mut self, s: State, slot: Slot, q: Q<'_, 'p, ()>) {
         let mut s = s;
-        let chunk = s.heap.remove(index);
+        let chunk = s.heap.remove(&slot);
         let ChunkKind::Pred(p, _) = chunk.kind else {
             return self.internal(&s, Span::default(), "opening a non-predicate chunk");
         };
@@ -167,7 +178,7 @@ impl<'p> Verifier<'p> {
         match self.lookup(&h2, &kind, recv.as_ref(), &args) {
             Lookup::Found(i) => {
                 let mut h2 = h2;
-                let c = h2.remove(i);
+                let c = h2.remove(&i);
                 q(self, s, h2, c.value)
             }
             Lookup::Unknown => self.fail_unknown(&s, a.span),
@@ -273,15 +284,24 @@ impl<'p> Verifier<'p> {
             });
             self.assume_leaf_facts(&leaves);
         }
-        // The body equation.
-        if body_wanted && let Some(body) = self.body_of(target) {
+        // The body equation. A recursive call inside an unfolding is unrolled only on
+        // a snapshot the heap determines (built by closes): on an opaque one it would
+        // only branch undecided.
+        let recursive = self.unfolding.contains(&target);
+        let determined = !recursive || snap_is_built(snap);
+        if body_wanted
+            && determined
+            && let Some(body) = self.body_of(target)
+        {
             self.unfold_incomplete = false;
             let st = State { heap: Heap::new(), old: s.old.clone(), store: store.clone() };
+            self.unfolding.push(target);
             let leaves = self.join(&|v, k| {
                 v.produce_all(st.clone(), snap.clone(), &m.requires, &|v, st, ()| {
                     v.eval(st, body, &|v, _st, t| k(v, t))
                 })
             });
+            self.unfolding.pop();
             let complete = !self.unfold_incomplete && !leaves.is_empty();
             self.assume_leaf_facts(&leaves);
             if complete && leaves.len() == 1 {

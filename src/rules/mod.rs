@@ -29,6 +29,8 @@ use std::collections::HashMap;
 
 /// A continuation.
 pub type Q<'a, 'p, T> = &'a dyn Fn(&mut Verifier<'p>, State, T);
+/// The inner continuation of a `join`: receives each leaf's value.
+pub type Leafer<'a, 'p, T> = &'a dyn Fn(&mut Verifier<'p>, T);
 
 /// How a failure is reported (LANGUAGE.md section 8).
 #[derive(Clone, Copy, Debug)]
@@ -69,6 +71,9 @@ pub struct Verifier<'p> {
     pub conjunct: Span,
     /// The text of that conjunct, for messages.
     pub conjunct_text: String,
+    /// While consuming a pure call's precondition inside a consumed assertion, the
+    /// failing conjunct stays the outer assertion's.
+    pub conjunct_frozen: bool,
     tag: u32,
     next_tag: u32,
     fresh: HashMap<String, u32>,
@@ -91,6 +96,8 @@ pub struct Verifier<'p> {
     pub chunks_max: u64,
     /// Set when the member's time budget ran out: every path stops.
     pub timed_out: bool,
+    /// The pure methods whose bodies are being unfolded, innermost last.
+    pub unfolding: Vec<crate::syntax::ast::MemberRef>,
     /// Pure calls already unfolded on the current path.
     unfolded: Vec<Term>,
 }
@@ -134,6 +141,7 @@ impl<'p> Verifier<'p> {
             mode: Mode::Stmt,
             conjunct: Span::default(),
             conjunct_text: String::new(),
+            conjunct_frozen: false,
             tag: 0,
             next_tag: 1,
             fresh: HashMap::new(),
@@ -148,6 +156,7 @@ impl<'p> Verifier<'p> {
             pruned: 0,
             chunks_max: 0,
             timed_out: false,
+            unfolding: Vec::new(),
             unfolded: Vec::new(),
         }
     }
@@ -293,8 +302,15 @@ impl<'p> Verifier<'p> {
             return els(self, state, ());
         }
         let neg = Term::not(cond.clone());
-        let then_ok = self.feasible(&cond);
-        let else_ok = self.feasible(&neg);
+        let (then_ok, else_ok) = if self.dec.known(&cond) {
+            (true, false)
+        } else if self.dec.known(&neg) {
+            (false, true)
+        } else if self.dec.independent(&cond) {
+            (true, true)
+        } else {
+            (self.feasible(&cond), self.feasible(&neg))
+        };
         if !then_ok || !else_ok {
             self.pruned += 1;
         } else {
@@ -322,6 +338,9 @@ impl<'p> Verifier<'p> {
 
     /// Can `cond` hold on this path? (`unknown` counts as feasible.)
     pub fn feasible(&mut self, cond: &Term) -> bool {
+        if self.dec.known(cond) || self.dec.independent(cond) {
+            return true;
+        }
         self.dec.check(cond) != crate::decider::z3::Sat::Unsat
     }
 
@@ -342,7 +361,7 @@ impl<'p> Verifier<'p> {
     /// way and the value passed. The caller re-assumes what it needs.
     pub fn join<T: Clone>(
         &mut self,
-        run: &dyn Fn(&mut Verifier<'p>, &dyn Fn(&mut Verifier<'p>, T)),
+        run: &dyn Fn(&mut Verifier<'p>, Leafer<'_, 'p, T>),
     ) -> Vec<Leaf<T>> {
         let leaves: RefCell<Vec<Leaf<T>>> = RefCell::new(Vec::new());
         self.in_frame(|v| {
@@ -429,8 +448,7 @@ impl<'p> Verifier<'p> {
 
     fn trace_with_state(&self, state: &State, what: &str, span: Span) -> Vec<TraceEntry> {
         let mut t = self.trace.clone();
-        let already: usize =
-            t.iter().map(|e| e.path_condition.len()).sum::<usize>() + self.pc_base_len(&t);
+        let already: usize = t.iter().map(|e| e.path_condition.len()).sum::<usize>();
         let pc: Vec<String> =
             self.dec.path_condition().iter().skip(already).map(|e| e.term.to_string()).collect();
         t.push(TraceEntry {
@@ -442,9 +460,5 @@ impl<'p> Verifier<'p> {
             path_condition: pc,
         });
         t
-    }
-
-    fn pc_base_len(&self, _t: &[TraceEntry]) -> usize {
-        0
     }
 }

@@ -10,7 +10,7 @@ use std::fmt;
 use std::rc::Rc;
 
 /// What a chunk grants access to.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ChunkKind {
     /// A field, named `Class.field` after its declaring class.
     Field(Rc<str>),

@@ -9,12 +9,12 @@ pub mod heap;
 pub mod term;
 
 use heap::Heap;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 use term::Term;
 
-/// Γ: program variables (locals, parameters, `this`, `result`) to terms.
-pub type Store = BTreeMap<Rc<str>, Term>;
+/// Γ: program variables (locals, parameters, `this`, `result`) to terms; persistent,
+/// so cloning it at a branch is O(1).
+pub type Store = rpds::RedBlackTreeMap<Rc<str>, Term>;
 
 #[derive(Clone, Debug, Default)]
 pub struct State {
@@ -30,6 +30,6 @@ impl State {
         self.store.get(x)
     }
     pub fn set(&mut self, x: &str, t: Term) {
-        self.store.insert(x.into(), t);
+        self.store.insert_mut(x.into(), t);
     }
 }

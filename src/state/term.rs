@@ -154,6 +154,9 @@ fn mk(op: Op, sort: Sort, args: Vec<Term>) -> Term {
     })
 }
 
+// Smart constructors named after the operations they build (`Term::add(a, b)`), not
+// operator-trait implementations: they fold constants and need no receiver.
+#[allow(clippy::should_implement_trait)]
 impl Term {
     pub fn id(&self) -> u32 {
         self.0.id

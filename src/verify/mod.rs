@@ -76,7 +76,7 @@ pub fn verify_member_with(
         Status::Failed
     };
     let time_ms = start.elapsed().as_secs_f64() * 1000.0;
-    let stats = config.stats.then(|| Stats {
+    let stats = config.stats.then_some(Stats {
         queries: v.dec.counters.queries,
         pushes: v.dec.counters.pushes,
         branches: v.branches,
