@@ -84,8 +84,15 @@ fn member_line<W: WriteColor>(w: &mut W, r: &MemberResult) -> io::Result<()> {
 fn stats_line<W: WriteColor>(w: &mut W, s: &Stats) -> io::Result<()> {
     writeln!(
         w,
-        "    stats: {} queries, {} pushes, {} branches, {} pruned, {} chunks max, z3 {:.1} ms, total {:.1} ms",
-        s.queries, s.pushes, s.branches, s.pruned, s.chunks_max, s.z3_ms, s.total_ms
+        "    stats: {} paths, {} branches, {} pruned, {} queries, {} pushes, {} chunks max, {:.1} ms in Z3, {:.1} ms outside",
+        s.paths,
+        s.branches,
+        s.pruned,
+        s.queries,
+        s.pushes,
+        s.chunks_max,
+        s.z3_ms,
+        (s.total_ms - s.z3_ms).max(0.0)
     )
 }
 

@@ -456,6 +456,7 @@ impl<'p> Verifier<'p> {
         let reached = std::cell::Cell::new(0u32);
         self.in_frame(|v| {
             v.exec_block(s.clone(), prefix, ret, &|v, s, ()| {
+                v.paths += 1;
                 v.trace_step(&s, || "join".to_string(), stmts[j].span);
                 v.consume_with(
                     Mode::Consume { id: "join.failed", call: None },

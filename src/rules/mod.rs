@@ -91,6 +91,8 @@ pub struct Verifier<'p> {
     pub close_depth: u32,
     /// The failing path so far (for `--trace`).
     pub trace: Vec<TraceEntry>,
+    /// Paths explored to their end (a postcondition or a `join`).
+    pub paths: u64,
     pub branches: u64,
     pub pruned: u64,
     pub chunks_max: u64,
@@ -152,6 +154,7 @@ impl<'p> Verifier<'p> {
             closes: 0,
             close_depth: 0,
             trace: Vec::new(),
+            paths: 0,
             branches: 0,
             pruned: 0,
             chunks_max: 0,

@@ -126,6 +126,7 @@ impl<'p> Verifier<'p> {
                     let res = v.fresh("result", sort_of(&m.ty));
                     s.set("result", res);
                 }
+                v.paths += 1;
                 v.trace_step(&s, || "consume the postcondition".to_string(), m.name.span);
                 v.consume_with(
                     Mode::Consume { id: "postcondition.violated", call: None },

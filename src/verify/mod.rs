@@ -77,6 +77,7 @@ pub fn verify_member_with(
     };
     let time_ms = start.elapsed().as_secs_f64() * 1000.0;
     let stats = config.stats.then_some(Stats {
+        paths: v.paths,
         queries: v.dec.counters.queries,
         pushes: v.dec.counters.pushes,
         branches: v.branches,

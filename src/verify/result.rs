@@ -73,6 +73,8 @@ pub struct VerificationError {
 /// Per-member statistics (`--stats`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Stats {
+    /// Paths explored to their end (a postcondition or a `join` reached).
+    pub paths: u64,
     pub queries: u64,
     pub pushes: u64,
     pub branches: u64,

@@ -1,0 +1,59 @@
+//! `join` (the paper's section 6.1) cuts the paths explored through K independent
+//! ifs from 2^K to 2·2^(K/2): the statistics count them.
+
+use idf_verify::driver::front_end;
+use idf_verify::syntax::ast::{MemberKind, MemberRef, Program};
+use idf_verify::verify::{Config, Status, verify_member};
+
+fn program(k: usize, join: bool) -> String {
+    let params: Vec<String> = (1..=k).map(|i| format!("int x{i}")).collect();
+    let mut body = String::from("    int r = 0;\n");
+    for i in 1..=k {
+        body.push_str(&format!("    if (x{i} == 0) {{ r = r + 1; }} else {{ r = r + 2; }}\n"));
+        if join && i == k / 2 {
+            body.push_str(&format!("    join r >= {i} && r <= {};\n", 2 * i));
+        }
+    }
+    body.push_str("    return r;\n");
+    format!(
+        "class P {{\n  static int m({}) ensures result >= {k} && result <= {}; {{\n{body}  }}\n}}\n",
+        params.join(", "),
+        2 * k
+    )
+}
+
+fn paths(src: &str) -> (Status, u64) {
+    let prog: Program = front_end(src).expect("a well-formed program");
+    let m = prog.classes[0].members.iter().position(|m| m.kind == MemberKind::Method).expect("m");
+    let config = Config { stats: true, ..Config::default() };
+    let r = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || {
+            verify_member(&prog, MemberRef { class: 0, member: m }, &config)
+                .expect("no internal error")
+        })
+        .expect("thread")
+        .join()
+        .expect("no panic");
+    (r.status, r.stats.expect("stats").paths)
+}
+
+#[test]
+fn join_halves_the_exponent() {
+    for k in [4usize, 6, 8, 10] {
+        let (status, without) = paths(&program(k, false));
+        assert_eq!(status, Status::Verified);
+        assert_eq!(without, 1 << k, "2^{k} paths without join");
+        let (status, with) = paths(&program(k, true));
+        assert_eq!(status, Status::Verified);
+        assert_eq!(with, 2 * (1 << (k / 2)), "2·2^({k}/2) paths with a join");
+    }
+}
+
+#[test]
+fn a_join_that_forgets_too_much_fails() {
+    // After the join only r's bounds are known: the exact value is gone.
+    let src = "class P { static void m(int x) { int r = 0; if (x == 0) { r = 1; } else { r = 2; } join r >= 1; assert r == 1 || r == 2; } }";
+    let (status, _) = paths(src);
+    assert_eq!(status, Status::Failed);
+}
