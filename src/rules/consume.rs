@@ -6,7 +6,7 @@
 //! current `Mode::Consume`), at the failing conjunct, which this module tracks.
 
 use crate::rules::eval::Lookup;
-use crate::rules::{Mode, Q, Verifier, elem_of};
+use crate::rules::{Mode, Q, Verifier};
 use crate::state::State;
 use crate::state::chunk::ChunkKind;
 use crate::state::heap::Heap;
@@ -96,7 +96,7 @@ impl<'p> Verifier<'p> {
             self.set_conjunct(a);
             return self.eval(s, a, &|v, s, t| {
                 if !v.check(&s, &t, a.span, "assertion.false", || {
-                    format!("`{}` might be false", crate::rules::show::expr(a))
+                    format!("it evaluates to `{t}`, which the path condition does not imply")
                 }) {
                     return;
                 }
@@ -146,12 +146,12 @@ impl<'p> Verifier<'p> {
                 match v.lookup(&h2, &ChunkKind::Array, Some(&t), &[]) {
                     Lookup::Found(i) => {
                         let c = h2.remove(&i);
-                        let _ = elem_of(&arr.ty);
+
                         q(v, s, h2, Term::wrap(c.value))
                     }
                     Lookup::Unknown => v.fail_unknown(&s, a.span),
                     Lookup::NotFound => {
-                        let what = v.missing_field_message(&s, a, &ChunkKind::Array);
+                        let what = v.missing_field_message(&s, a, &ChunkKind::Array, &t);
                         v.fail(&s, a.span, "insufficient.permission", what)
                     }
                 }
@@ -246,7 +246,7 @@ impl<'p> Verifier<'p> {
                 }
                 let mut shown = s.clone();
                 shown.heap = h2;
-                let what = self.missing_field_message(&shown, a, &kind);
+                let what = self.missing_field_message(&shown, a, &kind, &t);
                 self.fail(&s, a.span, "insufficient.permission", what);
             }
         }

@@ -305,24 +305,31 @@ impl<'p> Verifier<'p> {
                         });
                     }
                 }
-                let what = self.missing_field_message(&s, e, &kind);
+                let what = self.missing_field_message(&s, e, &kind, &t);
                 self.fail(&s, e.span, "insufficient.permission", what);
             }
         }
     }
 
-    pub fn missing_field_message(&self, s: &State, e: &Expr, kind: &ChunkKind) -> String {
-        let held: Vec<String> =
-            s.heap.iter().filter(|c| &c.kind == kind).map(|c| c.to_string()).collect();
+    /// Why an access lacks permission: the chunk wanted (receiver `t`) and the chunks
+    /// of that field or array the heap does hold.
+    pub fn missing_field_message(&self, s: &State, e: &Expr, kind: &ChunkKind, t: &Term) -> String {
+        let held: Vec<String> = s.heap.of_kind(kind).map(|(_, c)| c.to_string()).collect();
         let target = match &e.kind {
             ExprKind::Acc(x) | ExprKind::AccArray(x) => crate::rules::show::expr(x),
             _ => crate::rules::show::expr(e),
         };
+        let wanted = match kind {
+            ChunkKind::Field(name) => format!("{t}.{}", name.rsplit('.').next().unwrap_or(name)),
+            _ => format!("{t}[*]"),
+        };
         if held.is_empty() {
-            format!("no permission to access `{target}` (the heap holds no chunk of this field)")
+            format!(
+                "no permission to access `{target}`: wanted a chunk `{wanted} ↦ _`, the heap holds none of this kind"
+            )
         } else {
             format!(
-                "no permission to access `{target}` (the heap holds {}, none provably for this receiver)",
+                "no permission to access `{target}`: wanted a chunk `{wanted} ↦ _`, the heap holds only {} (none provably for this receiver)",
                 held.join(", ")
             )
         }
@@ -339,7 +346,7 @@ impl<'p> Verifier<'p> {
             }
             Lookup::Unknown => self.fail_unknown(&s, e.span),
             Lookup::NotFound => {
-                let what = self.missing_field_message(&s, e, &ChunkKind::Array);
+                let what = self.missing_field_message(&s, e, &ChunkKind::Array, &ta);
                 self.fail(&s, e.span, "insufficient.permission", what)
             }
         }
@@ -491,7 +498,9 @@ impl<'p> Verifier<'p> {
         {
             if let Some(caller) = termination {
                 let earlier = target < caller;
-                let smaller = !rest.heap.is_empty();
+                // A consume that closed something may have made the callee's chunks from
+                // nothing (a predicate with an empty body), so it shows no decrease.
+                let smaller = !rest.heap.is_empty() && v.closes == closes_before;
                 let opening = in_opening && v.closes == closes_before;
                 if !(earlier || smaller || opening) {
                     v.fail_termination(s, e, target);

@@ -38,7 +38,21 @@ impl<'p> Verifier<'p> {
         if self.stopped() {
             return;
         }
-        self.trace_step(&s, || format!("exec {}", stmt_head(st)), st.span);
+        if !self.config.trace {
+            return self.exec_stmt(s, st, ret, q);
+        }
+        // With --trace, each statement leaves an entry with the state after it.
+        let compound =
+            matches!(st.kind, StmtKind::If { .. } | StmtKind::While { .. } | StmtKind::Block(_));
+        self.exec_stmt(s, st, ret, &|v, s, ()| {
+            if !compound {
+                v.trace_step(&s, || stmt_head(st), st.span);
+            }
+            q(v, s, ())
+        })
+    }
+
+    fn exec_stmt(&mut self, s: State, st: &'p Stmt, ret: Ret<'_, 'p>, q: Q<'_, 'p, ()>) {
         match &st.kind {
             StmtKind::Local { ty, name, init } => match init {
                 None => {
@@ -46,20 +60,32 @@ impl<'p> Verifier<'p> {
                     s.set(&name.name, default_value(ty));
                     q(self, s, ())
                 }
-                Some(rhs) => self.exec_rhs(s, rhs, ty, &|v, mut s, t| {
-                    s.set(&name.name, t);
-                    q(v, s, ())
+                Some(rhs) => self.with_hint(&name.name, |v| {
+                    v.exec_rhs(s, rhs, ty, &|v, mut s, t| {
+                        s.set(&name.name, t);
+                        q(v, s, ())
+                    })
                 }),
             },
             StmtKind::Assign { lhs, rhs } => self.exec_assign(s, lhs, rhs, q),
             StmtKind::Call(call) => self.exec_call(s, call, &|v, s, _| q(v, s, ())),
             StmtKind::If { cond, then, els } => self.eval(s, cond, &|v, s, c| {
-                v.branch(s, c, &|v, s, ()| v.exec_block(s, &then.stmts, ret, q), &|v, s, ()| {
-                    match els {
-                        Some(e) => v.exec(s, e, ret, q),
-                        None => q(v, s, ()),
-                    }
-                })
+                let head = || format!("if ({})", crate::rules::show::expr(cond));
+                v.branch(
+                    s,
+                    c,
+                    &|v, s, ()| {
+                        v.trace_step(&s, || format!("{}: then", head()), cond.span);
+                        v.exec_block(s, &then.stmts, ret, q)
+                    },
+                    &|v, s, ()| {
+                        v.trace_step(&s, || format!("{}: else", head()), cond.span);
+                        match els {
+                            Some(e) => v.exec(s, e, ret, q),
+                            None => q(v, s, ()),
+                        }
+                    },
+                )
             }),
             StmtKind::While { cond, invariants, body } => {
                 self.exec_while(s, st.span, cond, invariants, body, ret, q)
@@ -107,7 +133,8 @@ impl<'p> Verifier<'p> {
                 }) {
                     return;
                 }
-                let a = v.fresh("arr", Sort::Ref);
+                let base = v.name_hint.take().unwrap_or_else(|| "arr".to_string());
+                let a = v.fresh(&base, Sort::Ref);
                 v.dec.assume(Term::ne(a.clone(), Term::null()));
                 v.dec.assume(Term::eq(Term::len(a.clone()), n));
                 let e = elem_of(&Type::Array(Box::new(elem.clone())));
@@ -116,6 +143,14 @@ impl<'p> Verifier<'p> {
                 v.add_chunk(s, Chunk::array(a, contents), &|v, s, ()| q(v, s, a2.clone()))
             }),
         }
+    }
+
+    /// Run `f` with a name for the object a `new` in it allocates (the local it is
+    /// assigned to), so traces read `c1@1` rather than `cell@1`.
+    fn with_hint(&mut self, name: &str, f: impl FnOnce(&mut Self)) {
+        let saved = self.name_hint.replace(name.to_string());
+        f(self);
+        self.name_hint = saved;
     }
 
     fn is_method_call(&self, e: &Expr) -> bool {
@@ -130,12 +165,12 @@ impl<'p> Verifier<'p> {
 
     fn exec_assign(&mut self, s: State, lhs: &'p Expr, rhs: &'p Rhs, q: Q<'_, 'p, ()>) {
         match &lhs.kind {
-            ExprKind::Local(x) | ExprKind::Name(x) => {
-                self.exec_rhs(s, rhs, &lhs.ty, &|v, mut s, t| {
+            ExprKind::Local(x) | ExprKind::Name(x) => self.with_hint(x, |v| {
+                v.exec_rhs(s, rhs, &lhs.ty, &|v, mut s, t| {
                     s.set(x, t);
                     q(v, s, ())
                 })
-            }
+            }),
             ExprKind::Field { recv, field, class } => {
                 let name = self.info.field(class.unwrap_or(0), &field.name);
                 self.eval(s, recv, &|v, s, t| {
@@ -162,7 +197,7 @@ impl<'p> Verifier<'p> {
                         }
                         Lookup::Unknown => v.fail_unknown(&s, lhs.span),
                         Lookup::NotFound => {
-                            let what = v.missing_field_message(&s, lhs, &ChunkKind::Array);
+                            let what = v.missing_field_message(&s, lhs, &ChunkKind::Array, &ta);
                             v.fail(&s, lhs.span, "insufficient.permission", what)
                         }
                     })
@@ -201,7 +236,7 @@ impl<'p> Verifier<'p> {
                         v.write_field(s, t.clone(), name.clone(), val.clone(), lhs, depth + 1, q)
                     });
                 }
-                let what = self.missing_field_message(&s, lhs, &kind);
+                let what = self.missing_field_message(&s, lhs, &kind, &t);
                 self.fail(&s, lhs.span, "insufficient.permission", what);
             }
         }
@@ -219,7 +254,7 @@ impl<'p> Verifier<'p> {
         if m.kind == MemberKind::Pure {
             return self.eval(s, call, q);
         }
-        self.trace_step(&s, || format!("call {}", crate::rules::show::expr(call)), call.span);
+
         let recv_check = match recv {
             CallRecv::Expr(r) => Some(&**r),
             _ => None,
@@ -245,11 +280,19 @@ impl<'p> Verifier<'p> {
         let m = &self.prog.classes[target.class].members[target.member];
         let callee = State { heap: s.heap.clone(), old: s.old.clone(), store: store.clone() };
         let caller_heap = Rc::new(s.heap.clone());
+        let callee_name = self.info.member_names.get(&target).cloned().unwrap_or_default();
         self.consume_with(
             Mode::Consume { id: "call.precondition", call: Some(span) },
             callee,
             &m.requires,
             &|v, rest, _| {
+                let mut shown = rest.clone();
+                shown.store = s.store.clone();
+                v.trace_step(
+                    &shown,
+                    || format!("call {callee_name}: consume its precondition"),
+                    span,
+                );
                 let mut post_store = store.clone();
                 let result = if m.kind == MemberKind::Constructor {
                     post_store.get("this").cloned().unwrap_or_else(Term::null)
@@ -270,7 +313,11 @@ impl<'p> Verifier<'p> {
                         old: caller_old.clone(),
                         store: caller_store.clone(),
                     };
-                    v.trace_step(&back, || "produce the callee's postcondition".to_string(), span);
+                    v.trace_step(
+                        &back,
+                        || format!("call {callee_name}: produce its postcondition"),
+                        span,
+                    );
                     q(v, back, result.clone())
                 })
             },
@@ -294,7 +341,7 @@ impl<'p> Verifier<'p> {
             return q(self, s, o);
         };
         let cls = &self.prog.classes[ci];
-        let base = class.to_lowercase();
+        let base = self.name_hint.take().unwrap_or_else(|| class.to_lowercase());
         let o = self.fresh(&base, Sort::Ref);
         self.dec.assume(Term::ne(o.clone(), Term::null()));
         let ctor = cls.members.iter().position(|m| m.kind == MemberKind::Constructor);
@@ -457,7 +504,7 @@ impl<'p> Verifier<'p> {
         self.in_frame(|v| {
             v.exec_block(s.clone(), prefix, ret, &|v, s, ()| {
                 v.paths += 1;
-                v.trace_step(&s, || "join".to_string(), stmts[j].span);
+                v.trace_step(&s, || "join: consume the join assertion".to_string(), stmts[j].span);
                 v.consume_with(
                     Mode::Consume { id: "join.failed", call: None },
                     s,
@@ -498,8 +545,13 @@ pub fn default_value(ty: &Type) -> Term {
 /// A short description of a statement for traces.
 fn stmt_head(st: &Stmt) -> String {
     match &st.kind {
-        StmtKind::Local { name, .. } => format!("declare {}", name.name),
-        StmtKind::Assign { lhs, .. } => format!("{} = ...", crate::rules::show::expr(lhs)),
+        StmtKind::Local { ty, name, init: None } => format!("{ty} {}", name.name),
+        StmtKind::Local { ty, name, init: Some(rhs) } => {
+            format!("{ty} {} = {}", name.name, rhs_text(rhs))
+        }
+        StmtKind::Assign { lhs, rhs } => {
+            format!("{} = {}", crate::rules::show::expr(lhs), rhs_text(rhs))
+        }
         StmtKind::Call(c) => crate::rules::show::expr(c),
         StmtKind::If { cond, .. } => format!("if ({})", crate::rules::show::expr(cond)),
         StmtKind::While { cond, .. } => format!("while ({})", crate::rules::show::expr(cond)),
@@ -510,6 +562,17 @@ fn stmt_head(st: &Stmt) -> String {
         StmtKind::Join(a) => format!("join {}", crate::rules::show::expr(a)),
         StmtKind::Return(_) => "return".to_string(),
         StmtKind::Block(_) => "block".to_string(),
+    }
+}
+
+fn rhs_text(rhs: &Rhs) -> String {
+    match rhs {
+        Rhs::Expr(e) => crate::rules::show::expr(e),
+        Rhs::New { class, args, .. } => {
+            let a: Vec<String> = args.iter().map(crate::rules::show::expr).collect();
+            format!("new {}({})", class.name, a.join(", "))
+        }
+        Rhs::NewArray { elem, len, .. } => format!("new {elem}[{}]", crate::rules::show::expr(len)),
     }
 }
 

@@ -100,6 +100,8 @@ pub struct Verifier<'p> {
     pub timed_out: bool,
     /// The pure methods whose bodies are being unfolded, innermost last.
     pub unfolding: Vec<crate::syntax::ast::MemberRef>,
+    /// A name for the next object `new` allocates (the local it is assigned to).
+    pub name_hint: Option<String>,
     /// Pure calls already unfolded on the current path.
     unfolded: Vec<Term>,
 }
@@ -160,6 +162,7 @@ impl<'p> Verifier<'p> {
             chunks_max: 0,
             timed_out: false,
             unfolding: Vec::new(),
+            name_hint: None,
             unfolded: Vec::new(),
         }
     }
@@ -206,7 +209,7 @@ impl<'p> Verifier<'p> {
             }
         };
         let trace = if self.config.trace {
-            Some(self.trace_with_state(state, "failure", at))
+            Some(self.trace_with_state(state, &format!("fails: {id}"), at))
         } else {
             None
         };
@@ -451,9 +454,16 @@ impl<'p> Verifier<'p> {
 
     fn trace_with_state(&self, state: &State, what: &str, span: Span) -> Vec<TraceEntry> {
         let mut t = self.trace.clone();
-        let already: usize = t.iter().map(|e| e.path_condition.len()).sum::<usize>();
-        let pc: Vec<String> =
-            self.dec.path_condition().iter().skip(already).map(|e| e.term.to_string()).collect();
+        // Only the conjuncts no earlier entry showed.
+        let mut shown: std::collections::HashSet<String> =
+            t.iter().flat_map(|e| e.path_condition.iter().cloned()).collect();
+        let mut pc = vec![];
+        for e in self.dec.path_condition() {
+            let text = e.term.to_string();
+            if shown.insert(text.clone()) {
+                pc.push(text);
+            }
+        }
         t.push(TraceEntry {
             what: what.to_string(),
             span,

@@ -202,11 +202,19 @@ pub fn counterexample(v: &mut Verifier<'_>, state: &State, goal: &Term) -> Optio
     let mut out = vec![];
     for ((l, t), val) in labels.iter().zip(&terms).zip(values) {
         if let Some(val) = val {
-            let val = if t.sort() == Sort::Ref { readable_ref(&val) } else { val };
+            let val = if t.sort() == Sort::Ref { readable_ref(&val) } else { readable_int(&val) };
             out.push(format!("{l} = {val}"));
         }
     }
     Some(out)
+}
+
+/// Z3 prints negative numbers as `(- 1)`.
+fn readable_int(v: &str) -> String {
+    match v.strip_prefix("(- ").and_then(|x| x.strip_suffix(')')) {
+        Some(n) => format!("-{n}"),
+        None => v.to_string(),
+    }
 }
 
 fn readable_ref(v: &str) -> String {
