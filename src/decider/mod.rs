@@ -217,10 +217,10 @@ impl Decider {
     pub fn independent(&self, t: &Term) -> bool {
         use crate::state::term::Op;
         let t = if let Op::Not = t.op() { &t.args()[0] } else { t };
-        let free = |x: &Term| matches!(x.op(), Op::Var(_)) && !self.vars.contains_key(x);
+        let free = |x: &Term| matches!(x.op(), Op::Var(..)) && !self.vars.contains_key(x);
         let lit = |x: &Term| matches!(x.op(), Op::Int(_) | Op::Bool(_) | Op::Null);
         match t.op() {
-            Op::Var(_) => free(t),
+            Op::Var(..) => free(t),
             Op::Eq | Op::Lt | Op::Le => {
                 let (a, b) = (&t.args()[0], &t.args()[1]);
                 (free(a) && lit(b)) || (lit(a) && free(b))
@@ -249,7 +249,7 @@ fn symbols(t: &Term) -> Vec<Term> {
         if !seen.insert(x.id()) {
             continue;
         }
-        if let crate::state::term::Op::Var(_) = x.op() {
+        if let crate::state::term::Op::Var(..) = x.op() {
             out.push(x.clone());
         }
         stack.extend(x.args().iter().cloned());

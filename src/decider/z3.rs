@@ -116,7 +116,7 @@ impl Backend {
         let int = |i: usize| args[i].as_int().expect("int");
         let boolean = |i: usize| args[i].as_bool().expect("bool");
         let d: Dynamic = match t.op() {
-            Op::Var(name) => Dynamic::new_const(&**name, &self.sort(t.sort())),
+            Op::Var(name, _) => Dynamic::new_const(&**name, &self.sort(t.sort())),
             Op::Int(n) => Int::from_i64(*n).into(),
             Op::Bool(b) => Bool::from_bool(*b).into(),
             Op::Null => self.null.clone(),

@@ -51,8 +51,8 @@ pub struct Func {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
-    /// A symbol (fresh variable); the name is unique within a member.
-    Var(Rc<str>),
+    /// A symbol (fresh variable) of a sort; the name is unique within a member.
+    Var(Rc<str>, Sort),
     Int(i64),
     Bool(bool),
     Null,
@@ -191,7 +191,7 @@ impl Term {
 
     // ----- leaves -----
     pub fn var(name: &str, sort: Sort) -> Term {
-        mk(Op::Var(name.into()), sort, vec![])
+        mk(Op::Var(name.into(), sort), sort, vec![])
     }
     pub fn int(n: i64) -> Term {
         mk(Op::Int(n), Sort::Int, vec![])
@@ -486,7 +486,7 @@ impl Term {
             Ok(())
         };
         match self.op() {
-            Op::Var(n) => write!(f, "{n}")?,
+            Op::Var(n, _) => write!(f, "{n}")?,
             Op::Int(n) => write!(f, "{n}")?,
             Op::Bool(b) => write!(f, "{b}")?,
             Op::Null => write!(f, "null")?,
@@ -582,6 +582,14 @@ mod tests {
         assert!(a == b);
         assert_eq!(a.id(), b.id());
         assert!(Term::add(x.clone(), Term::int(2)) != a);
+    }
+
+    #[test]
+    fn symbols_of_different_sorts_differ() {
+        let a = Term::var("x", Sort::Int);
+        let b = Term::var("x", Sort::Ref);
+        assert!(a != b);
+        assert_eq!(b.sort(), Sort::Ref);
     }
 
     #[test]
