@@ -21,7 +21,7 @@ impl<'p> Verifier<'p> {
     /// continuation gets `s` with the remaining heap, and the snapshot, and runs in the
     /// caller's mode.
     pub fn consume_with(&mut self, mode: Mode, s: State, es: &'p [Expr], q: Q<'_, 'p, Term>) {
-        let outer = (self.mode, self.conjunct, std::mem::take(&mut self.conjunct_text));
+        let outer = (self.mode, self.conjunct, self.conjunct_text.clone());
         self.mode = mode;
         let outer_text = outer.2.clone();
         self.consume_all(s, es, &|v, s, snap| {
@@ -95,8 +95,15 @@ impl<'p> Verifier<'p> {
         if !self.impure(a) && !matches!(a.kind, ExprKind::Binary { op: BinOp::And, .. }) {
             self.set_conjunct(a);
             return self.eval(s, a, &|v, s, t| {
+                let frozen = v.conjunct_frozen;
                 if !v.check(&s, &t, a.span, "assertion.false", || {
-                    format!("it evaluates to `{t}`, which the path condition does not imply")
+                    if frozen {
+                        // A pure call's precondition, inside the reported assertion.
+                        let pre = crate::rules::show::expr(a);
+                        format!("a pure call's precondition `{pre}` evaluates to `{t}`, which the path condition does not imply")
+                    } else {
+                        format!("it evaluates to `{t}`, which the path condition does not imply")
+                    }
                 }) {
                     return;
                 }

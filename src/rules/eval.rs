@@ -497,12 +497,15 @@ impl<'p> Verifier<'p> {
         let v = self;
         {
             if let Some(caller) = termination {
+                // The paper's 3.6 measure (heap size, derivation depth, position) holds
+                // only when the consume closed nothing: an inferred close raises the
+                // derivation depth, and may even make chunks from nothing (a predicate
+                // with an empty body), so then no condition shows a decrease.
+                let closed_nothing = v.closes == closes_before;
                 let earlier = target < caller;
-                // A consume that closed something may have made the callee's chunks from
-                // nothing (a predicate with an empty body), so it shows no decrease.
-                let smaller = !rest.heap.is_empty() && v.closes == closes_before;
-                let opening = in_opening && v.closes == closes_before;
-                if !(earlier || smaller || opening) {
+                let smaller = !rest.heap.is_empty();
+                let opening = in_opening;
+                if !(closed_nothing && (earlier || smaller || opening)) {
                     v.fail_termination(s, e, target);
                     return;
                 }
@@ -528,7 +531,7 @@ impl<'p> Verifier<'p> {
             e.span,
             "termination.unproven",
             format!(
-                "cannot prove that the call of `{name}` terminates: it is not declared earlier, its precondition leaves no chunk behind, and it is not inside an `opening`"
+                "cannot prove that the call of `{name}` terminates: it is not declared earlier, its precondition leaves no chunk behind, and it is not inside an `opening` (or consuming its precondition had to close a predicate)"
             ),
         );
         self.mode = save;

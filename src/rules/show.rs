@@ -112,11 +112,15 @@ fn write(e: &Expr, out: &mut String, outer: u8) {
             write(e, out, 9);
         }
         ExprKind::Binary { op, l, r } => {
-            write(l, out, p + 1);
+            // Left-associative, except `==>`: the other side needs parentheses at
+            // equal precedence.
+            let (pl, pr) =
+                if *op == crate::syntax::ast::BinOp::Implies { (p + 1, p) } else { (p, p + 1) };
+            write(l, out, pl);
             out.push(' ');
             out.push_str(op.symbol());
             out.push(' ');
-            write(r, out, p);
+            write(r, out, pr);
         }
         ExprKind::Cond { c, a, b } => {
             write(c, out, 2);
@@ -230,5 +234,35 @@ fn collect_apps(t: &Term, terms: &mut Vec<Term>, labels: &mut Vec<String>) {
     }
     for a in t.args() {
         collect_apps(a, terms, labels);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::ast::{BinOp, Span};
+
+    fn e(kind: ExprKind) -> Expr {
+        Expr::new(kind, Span::default())
+    }
+    fn local(x: &str) -> Expr {
+        e(ExprKind::Local(x.into()))
+    }
+    fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
+        e(ExprKind::Binary { op, l: Box::new(l), r: Box::new(r) })
+    }
+
+    #[test]
+    fn parentheses_follow_precedence_and_associativity() {
+        let eq = bin(BinOp::Eq, local("b"), bin(BinOp::Eq, local("c"), local("d")));
+        assert_eq!(expr(&eq), "b == (c == d)");
+        let sub = bin(BinOp::Sub, local("a"), bin(BinOp::Sub, local("b"), local("c")));
+        assert_eq!(expr(&sub), "a - (b - c)");
+        let left = bin(BinOp::Sub, bin(BinOp::Sub, local("a"), local("b")), local("c"));
+        assert_eq!(expr(&left), "a - b - c");
+        let imp = bin(BinOp::Implies, local("p"), bin(BinOp::Implies, local("q"), local("r")));
+        assert_eq!(expr(&imp), "p ==> q ==> r");
+        let mul = bin(BinOp::Mul, bin(BinOp::Add, local("a"), local("b")), local("c"));
+        assert_eq!(expr(&mul), "(a + b) * c");
     }
 }
