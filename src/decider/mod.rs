@@ -46,6 +46,9 @@ pub struct Decider {
     /// Multiset of the symbols occurring in the path condition, with the symbols of
     /// each entry (parallel to `pc`) to take them back on pop.
     vars: HashMap<Term, u32>,
+    /// How much of the path condition Z3 has seen: frames pushed, entries asserted.
+    z3_frames: usize,
+    z3_len: usize,
     entry_vars: Vec<Vec<Term>>,
     pub counters: Counters,
     deadline: Option<Instant>,
@@ -79,6 +82,8 @@ impl Decider {
             frames: Vec::new(),
             known: HashMap::new(),
             vars: HashMap::new(),
+            z3_frames: 0,
+            z3_len: 0,
             entry_vars: Vec::new(),
             counters: Counters::default(),
             deadline: timeout.map(|t| Instant::now() + t),
@@ -100,7 +105,27 @@ impl Decider {
     pub fn push(&mut self) {
         self.counters.pushes += 1;
         self.frames.push(self.pc.len());
-        self.backend().push();
+    }
+
+    /// Bring Z3 up to the path condition: push the frames and assert the entries it
+    /// has not seen. Z3 is synchronised lazily, only before a check, so paths that
+    /// syntax decides never touch it.
+    fn sync(&mut self) {
+        while self.z3_frames < self.frames.len() {
+            let mark = self.frames[self.z3_frames];
+            self.assert_upto(mark);
+            self.backend().push();
+            self.z3_frames += 1;
+        }
+        self.assert_upto(self.pc.len());
+    }
+
+    fn assert_upto(&mut self, end: usize) {
+        while self.z3_len < end {
+            let t = self.pc[self.z3_len].term.clone();
+            self.backend().assert(&t);
+            self.z3_len += 1;
+        }
     }
 
     pub fn pop(&mut self) {
@@ -123,7 +148,11 @@ impl Decider {
                 }
             }
         }
-        self.backend().pop();
+        if self.z3_frames > self.frames.len() {
+            self.backend().pop();
+            self.z3_frames -= 1;
+        }
+        self.z3_len = self.z3_len.min(mark);
     }
 
     /// The current length of the path condition, to read what was added since.
@@ -142,7 +171,6 @@ impl Decider {
             crate::state::term::Op::And => t.args().to_vec(),
             _ => vec![t.clone()],
         };
-        self.backend().assert(&t);
         for c in conjuncts {
             let vs = symbols(&c);
             for x in &vs {
@@ -205,6 +233,7 @@ impl Decider {
         }
         self.counters.queries += 1;
         let start = Instant::now();
+        self.sync();
         let r = self.backend().check_with(t);
         self.counters.z3_time += start.elapsed();
         r
@@ -231,6 +260,7 @@ impl Decider {
 
     /// Values of `terms` in a model of Σ ∪ {t}, printed by Z3.
     pub fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
+        self.sync();
         self.backend().model_values(t, terms)
     }
 
