@@ -39,6 +39,12 @@ impl<'p> Verifier<'p> {
         if self.stopped() {
             return;
         }
+        stacker::maybe_grow(crate::rules::STACK_RED_ZONE, crate::rules::STACK_SEGMENT, || {
+            self.eval_expr(s, e, q)
+        })
+    }
+
+    fn eval_expr(&mut self, s: State, e: &'p Expr, q: Q<'_, 'p, Term>) {
         match &e.kind {
             ExprKind::Int(n) => q(self, s, Term::int(*n)),
             ExprKind::Bool(b) => q(self, s, Term::bool(*b)),

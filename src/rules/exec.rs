@@ -26,10 +26,15 @@ impl<'p> Verifier<'p> {
         if let Some(j) = stmts.iter().position(|st| matches!(st.kind, StmtKind::Join(_))) {
             return self.exec_join(s, stmts, j, ret, q);
         }
+        self.exec_seq(s, stmts, ret, q)
+    }
+
+    /// A join-free sequence of statements.
+    fn exec_seq(&mut self, s: State, stmts: &'p [Stmt], ret: Ret<'_, 'p>, q: Q<'_, 'p, ()>) {
         match stmts.split_first() {
             None => q(self, s, ()),
             Some((first, rest)) => {
-                self.exec(s, first, ret, &|v, s, ()| v.exec_block(s, rest, ret, q))
+                self.exec(s, first, ret, &|v, s, ()| v.exec_seq(s, rest, ret, q))
             }
         }
     }
@@ -38,6 +43,14 @@ impl<'p> Verifier<'p> {
         if self.stopped() {
             return;
         }
+        // Continuation-passing makes the Rust stack as deep as the path is long: grow
+        // it on the heap when it runs low, so no program length overflows it.
+        stacker::maybe_grow(crate::rules::STACK_RED_ZONE, crate::rules::STACK_SEGMENT, || {
+            self.exec_traced(s, st, ret, q)
+        })
+    }
+
+    fn exec_traced(&mut self, s: State, st: &'p Stmt, ret: Ret<'_, 'p>, q: Q<'_, 'p, ()>) {
         if !self.config.trace {
             return self.exec_stmt(s, st, ret, q);
         }

@@ -102,9 +102,16 @@ pub struct Verifier<'p> {
     pub unfolding: Vec<crate::syntax::ast::MemberRef>,
     /// A name for the next object `new` allocates (the local it is assigned to).
     pub name_hint: Option<String>,
-    /// Pure calls already unfolded on the current path.
-    unfolded: Vec<Term>,
+    /// Pure calls already unfolded on the current path (a set, and the order they
+    /// were added in, to forget them when a frame is left).
+    unfolded: std::collections::HashSet<Term>,
+    unfolded_order: Vec<Term>,
 }
+
+/// When less than this much stack is left, the rules continue on a new segment.
+pub const STACK_RED_ZONE: usize = 1 << 20;
+/// The size of each new stack segment.
+pub const STACK_SEGMENT: usize = 64 << 20;
 
 /// Bound on nested unfoldings of pure methods.
 pub const MAX_UNFOLD: u32 = 6;
@@ -163,7 +170,8 @@ impl<'p> Verifier<'p> {
             timed_out: false,
             unfolding: Vec::new(),
             name_hint: None,
-            unfolded: Vec::new(),
+            unfolded: std::collections::HashSet::new(),
+            unfolded_order: Vec::new(),
         }
     }
 
@@ -354,10 +362,12 @@ impl<'p> Verifier<'p> {
     pub fn in_frame<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
         self.dec.push();
         let trace_len = self.trace.len();
-        let unfolded_len = self.unfolded.len();
+        let unfolded_len = self.unfolded_order.len();
         let r = f(self);
         self.trace.truncate(trace_len);
-        self.unfolded.truncate(unfolded_len);
+        for t in self.unfolded_order.drain(unfolded_len..) {
+            self.unfolded.remove(&t);
+        }
         self.dec.pop();
         r
     }
@@ -431,10 +441,10 @@ impl<'p> Verifier<'p> {
 
     /// Has this pure call been unfolded on the current path? Marks it if not.
     pub fn first_unfolding(&mut self, call: &Term) -> bool {
-        if self.unfolded.contains(call) {
+        if !self.unfolded.insert(call.clone()) {
             return false;
         }
-        self.unfolded.push(call.clone());
+        self.unfolded_order.push(call.clone());
         true
     }
 
