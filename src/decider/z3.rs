@@ -7,7 +7,6 @@
 
 use crate::state::term::{Elem, Func, Op, Sort, Term};
 use std::collections::HashMap;
-use std::rc::Rc;
 use z3::ast::{Array, Ast, Bool, Dynamic, Int};
 use z3::{DatatypeAccessor, DatatypeBuilder, DatatypeSort, FuncDecl, Params, SatResult, Solver};
 
@@ -22,7 +21,9 @@ pub enum Sat {
 pub struct Backend {
     solver: Solver,
     cache: HashMap<u32, Dynamic>,
-    funcs: HashMap<Rc<str>, FuncDecl>,
+    /// Keyed by the whole signature: the backend outlives one program, and two
+    /// programs may declare `C.p` with different sorts.
+    funcs: HashMap<Func, FuncDecl>,
     ref_sort: z3::Sort,
     snap: DatatypeSort,
     null: Dynamic,
@@ -96,13 +97,13 @@ impl Backend {
     }
 
     fn func(&mut self, f: &Func) -> &FuncDecl {
-        if !self.funcs.contains_key(&f.name) {
+        if !self.funcs.contains_key(f) {
             let dom: Vec<z3::Sort> = f.domain.iter().map(|s| self.sort(*s)).collect();
             let dom_refs: Vec<&z3::Sort> = dom.iter().collect();
             let d = FuncDecl::new(&*f.name, &dom_refs, &self.sort(f.range));
-            self.funcs.insert(f.name.clone(), d);
+            self.funcs.insert(f.clone(), d);
         }
-        &self.funcs[&f.name]
+        &self.funcs[f]
     }
 
     /// The Z3 form of a term (cached).

@@ -203,6 +203,11 @@ impl<'p> Verifier<'p> {
             self.unfold_incomplete = true;
             return;
         }
+        // Producing a fact can make a path infeasible without a branch noticing
+        // (`r != null ==> acc(r.val)` then `r != null`): a dead path has no failures.
+        if self.dec.check(&Term::tt()) == crate::decider::z3::Sat::Unsat {
+            return;
+        }
         let (id, at, message, notes) = match self.mode {
             Mode::Stmt => (reason, span, what, vec![]),
             Mode::WellFormed => ("not.wellformed", span, what, vec![]),
