@@ -181,31 +181,40 @@ impl<'p> Verifier<'p> {
                 self.set_conjunct(a);
                 let original = s.clone();
                 let h2 = h2.clone();
-                // Non-destructive consumes of `inner` in the current and the old heap.
-                self.consume(s.clone(), s.heap.clone(), inner, &|v, _s, _h, now| {
-                    let mut old_state = original.clone();
-                    old_state.heap = (*original.old).clone();
-                    v.consume(
-                        old_state.clone(),
-                        old_state.heap.clone(),
-                        inner,
-                        &|v, _s, _h, then| {
-                            v.set_conjunct(a);
-                            let same = Term::eq(now.clone(), then);
-                            if v.check(&original, &same, a.span, "assertion.false", || {
-                                format!(
-                                    "the locations of `{}` might have changed",
-                                    crate::rules::show::expr(inner)
-                                )
-                            }) {
-                                q(v, original.clone(), h2.clone(), Term::unit())
-                            }
-                        },
-                    )
+                self.untouched_snapshots(s, inner, &|v, now, then| {
+                    v.set_conjunct(a);
+                    let same = Term::eq(now, then);
+                    if v.check(&original, &same, a.span, "assertion.false", || {
+                        format!(
+                            "the locations of `{}` might have changed",
+                            crate::rules::show::expr(inner)
+                        )
+                    }) {
+                        q(v, original.clone(), h2.clone(), Term::unit())
+                    }
                 })
             }
             _ => self.internal(&s, a.span, "an assertion form that cannot be consumed"),
         }
+    }
+
+    /// For `untouched(inner)` (the paper's Figures 6 and 7): the snapshots of `inner`
+    /// consumed, without removing anything, from the current heap and from the old one,
+    /// each side evaluated in its own heap.
+    pub fn untouched_snapshots(
+        &mut self,
+        s: State,
+        inner: &'p Expr,
+        q: &dyn Fn(&mut Verifier<'p>, Term, Term),
+    ) {
+        let original = s.clone();
+        self.consume(s.clone(), s.heap, inner, &|v, _s, _h, now| {
+            let mut old_state = original.clone();
+            old_state.heap = (*original.old).clone();
+            v.consume(old_state.clone(), old_state.heap, inner, &|v, _s, _h, then| {
+                q(v, now.clone(), then)
+            })
+        })
     }
 
     /// Take the chunk for field `name` of `t` from `h2`, opening a predicate that

@@ -164,18 +164,9 @@ impl<'p> Verifier<'p> {
             ExprKind::Untouched(inner) => {
                 // Consuming `inner` in the current and in the old heap yields equal snapshots.
                 let original = s.clone();
-                self.consume(s.clone(), s.heap.clone(), inner, &|v, _s, _h, now| {
-                    let mut old_state = original.clone();
-                    old_state.heap = (*original.old).clone();
-                    v.consume(
-                        old_state.clone(),
-                        old_state.heap.clone(),
-                        inner,
-                        &|v, _s, _h, then| {
-                            v.dec.assume(Term::eq(now.clone(), then));
-                            q(v, original.clone(), ())
-                        },
-                    )
+                self.untouched_snapshots(s, inner, &|v, now, then| {
+                    v.dec.assume(Term::eq(now, then));
+                    q(v, original.clone(), ())
                 })
             }
             _ => self.internal(&s, a.span, "an assertion form that cannot be produced"),
