@@ -179,7 +179,7 @@ impl MemberCx<'_> {
     fn expr_kind(&mut self, e: &mut Expr, place: Place, perm: Perm) -> Type {
         let span = e.span;
         match &mut e.kind {
-            ExprKind::Int(_) => Type::Int,
+            ExprKind::Int(_) | ExprKind::BigInt(_) => Type::Int,
             ExprKind::Bool(_) => Type::Bool,
             ExprKind::Null => Type::Null,
             ExprKind::This => self.this_type(span),

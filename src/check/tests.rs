@@ -74,6 +74,7 @@ fn assert_resolved(e: &Expr) {
     let kids: Vec<&Expr> = match &e.kind {
         ExprKind::Name(n) => panic!("unresolved name `{n}`"),
         ExprKind::Int(_)
+        | ExprKind::BigInt(_)
         | ExprKind::Bool(_)
         | ExprKind::Null
         | ExprKind::This

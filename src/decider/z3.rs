@@ -119,6 +119,11 @@ impl Backend {
         let d: Dynamic = match t.op() {
             Op::Var(name, _) => Dynamic::new_const(&**name, &self.sort(t.sort())),
             Op::Int(n) => Int::from_i64(*n).into(),
+            Op::BigInt(n) => n
+                .parse::<Int>()
+                .map_err(|_| ())
+                .map(Dynamic::from)
+                .unwrap_or_else(|()| Int::from_i64(0).into()),
             Op::Bool(b) => Bool::from_bool(*b).into(),
             Op::Null => self.null.clone(),
             Op::Unit => self.snap.variants[UNIT].constructor.apply(&[]),

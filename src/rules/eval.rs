@@ -20,6 +20,7 @@ use std::rc::Rc;
 pub fn total(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Int(_)
+        | ExprKind::BigInt(_)
         | ExprKind::Bool(_)
         | ExprKind::Null
         | ExprKind::This
@@ -47,6 +48,7 @@ impl<'p> Verifier<'p> {
     fn eval_expr(&mut self, s: State, e: &'p Expr, q: Q<'_, 'p, Term>) {
         match &e.kind {
             ExprKind::Int(n) => q(self, s, Term::int(*n)),
+            ExprKind::BigInt(n) => q(self, s, Term::big_int(n)),
             ExprKind::Bool(b) => q(self, s, Term::bool(*b)),
             ExprKind::Null => q(self, s, Term::null()),
             ExprKind::This => self.var(s, "this", e.span, q),

@@ -70,6 +70,7 @@ fn write(e: &Expr, out: &mut String, outer: u8) {
     }
     match &e.kind {
         ExprKind::Int(n) => out.push_str(&n.to_string()),
+        ExprKind::BigInt(n) => out.push_str(n),
         ExprKind::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         ExprKind::Null => out.push_str("null"),
         ExprKind::This => out.push_str("this"),

@@ -54,6 +54,8 @@ pub enum Op {
     /// A symbol (fresh variable) of a sort; the name is unique within a member.
     Var(Rc<str>, Sort),
     Int(i64),
+    /// An integer beyond `i64`, in decimal.
+    BigInt(Rc<str>),
     Bool(bool),
     Null,
     Unit,
@@ -195,6 +197,9 @@ impl Term {
     }
     pub fn int(n: i64) -> Term {
         mk(Op::Int(n), Sort::Int, vec![])
+    }
+    pub fn big_int(digits: &str) -> Term {
+        mk(Op::BigInt(digits.into()), Sort::Int, vec![])
     }
     pub fn bool(b: bool) -> Term {
         mk(Op::Bool(b), Sort::Bool, vec![])
@@ -488,6 +493,7 @@ impl Term {
         match self.op() {
             Op::Var(n, _) => write!(f, "{n}")?,
             Op::Int(n) => write!(f, "{n}")?,
+            Op::BigInt(n) => write!(f, "{n}")?,
             Op::Bool(b) => write!(f, "{b}")?,
             Op::Null => write!(f, "null")?,
             Op::Unit => write!(f, "unit")?,

@@ -270,6 +270,8 @@ pub struct MemberRef {
 #[derive(Clone, Debug)]
 pub enum ExprKind {
     Int(i64),
+    /// An integer literal beyond `i64`, in decimal.
+    BigInt(String),
     Bool(bool),
     Null,
     This,

@@ -15,6 +15,8 @@ use std::fmt;
 pub enum Tok<'a> {
     Ident(&'a str),
     Int(i64),
+    /// A decimal literal too large for `i64` (`int` is the mathematical integers).
+    BigInt(&'a str),
     // Keywords.
     Class,
     Static,
@@ -125,6 +127,7 @@ impl fmt::Display for Tok<'_> {
         let s = match self {
             Tok::Ident(s) | Tok::Modifier(s) => s,
             Tok::Int(n) => return write!(f, "{n}"),
+            Tok::BigInt(n) => return write!(f, "{n}"),
             Tok::Class => "class",
             Tok::Static => "static",
             Tok::Void => "void",
@@ -267,15 +270,10 @@ impl<'a> Lexer<'a> {
             while self.peek(0).is_ascii_digit() {
                 self.pos += 1;
             }
-            let span = Span::new(start, self.pos);
             let text = &self.src[start..self.pos];
             return Some(match text.parse::<i64>() {
                 Ok(n) => Ok((start, Tok::Int(n), self.pos)),
-                Err(_) => Err(InputError::parse(
-                    format!("integer literal `{text}` is too large (the limit is {})", i64::MAX),
-                    span,
-                    "too large",
-                )),
+                Err(_) => Ok((start, Tok::BigInt(text), self.pos)),
             });
         }
         let two = |t| Some(Ok((start, t, start + 2)));
@@ -403,6 +401,7 @@ mod tests {
         assert_eq!(errs.len(), 2);
         assert!(errs[0].message.contains("`#`"));
         assert!(errs[1].message.contains("unterminated"));
-        assert!(lex("99999999999999999999").is_err());
+        // `int` is the mathematical integers: literals beyond i64 are kept as digits.
+        assert_eq!(toks("99999999999999999999"), vec![Tok::BigInt("99999999999999999999")]);
     }
 }
