@@ -9,7 +9,8 @@ pub mod z3;
 use crate::state::term::Term;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
-use z3::{Backend, Sat};
+use z3::Backend;
+pub use z3::Sat;
 
 /// The outcome of a proof attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -102,7 +102,7 @@ impl<'p> Verifier<'p> {
                         let pre = crate::rules::show::expr(a);
                         format!("a pure call's precondition `{pre}` evaluates to `{t}`, which the path condition does not imply")
                     } else {
-                        format!("it evaluates to `{t}`, which the path condition does not imply")
+                        if t.is_false() { "it is false on this path".to_string() } else { format!("it evaluates to `{t}`, which the path condition does not imply") }
                     }
                 }) {
                     return;

@@ -205,7 +205,7 @@ impl<'p> Verifier<'p> {
         }
         // Producing a fact can make a path infeasible without a branch noticing
         // (`r != null ==> acc(r.val)` then `r != null`): a dead path has no failures.
-        if self.dec.check(&Term::tt()) == crate::decider::z3::Sat::Unsat {
+        if self.dec.check(&Term::tt()) == crate::decider::Sat::Unsat {
             return;
         }
         let (id, at, message, notes) = match self.mode {
@@ -360,7 +360,7 @@ impl<'p> Verifier<'p> {
         if self.dec.known(cond) || self.dec.independent(cond) {
             return true;
         }
-        self.dec.check(cond) != crate::decider::z3::Sat::Unsat
+        self.dec.check(cond) != crate::decider::Sat::Unsat
     }
 
     /// Run `f` inside a solver frame (and a trace frame).
