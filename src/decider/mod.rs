@@ -76,7 +76,9 @@ impl Drop for Decider {
 
 impl Decider {
     pub fn new(timeout: Option<Duration>) -> Decider {
-        let backend = Some(BACKENDS.with(|p| p.borrow_mut().pop()).unwrap_or_default());
+        let mut backend = BACKENDS.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+        backend.clear_cache();
+        let backend = Some(backend);
         let mut d = Decider {
             backend,
             pc: Vec::new(),

@@ -20,7 +20,7 @@ pub enum Sat {
 
 pub struct Backend {
     solver: Solver,
-    cache: HashMap<u32, Dynamic>,
+    cache: HashMap<u64, Dynamic>,
     /// Keyed by the whole signature: the backend outlives one program, and two
     /// programs may declare `C.p` with different sorts.
     funcs: HashMap<Func, FuncDecl>,
@@ -111,8 +111,18 @@ impl Backend {
         if let Some(d) = self.cache.get(&t.id()) {
             return d.clone();
         }
-        // Translate children first, iteratively enough for deep terms: recursion depth
-        // is bounded by term depth, which the rules keep modest.
+        // Recursion follows term depth (a long straight-line program builds deep
+        // terms): grow the stack on the heap when it runs low.
+        stacker::maybe_grow(1 << 20, 64 << 20, || self.translate_new(t))
+    }
+
+    /// Forget translations (between members: term ids are never reused, but the
+    /// cache should not grow with every member a thread verifies).
+    pub fn clear_cache(&mut self) {
+        self.cache.clear();
+    }
+
+    fn translate_new(&mut self, t: &Term) -> Dynamic {
         let args: Vec<Dynamic> = t.args().iter().map(|a| self.translate(a)).collect();
         let int = |i: usize| args[i].as_int().expect("int");
         let boolean = |i: usize| args[i].as_bool().expect("bool");

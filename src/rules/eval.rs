@@ -140,8 +140,8 @@ impl<'p> Verifier<'p> {
                         v.eval(s, b, &|v, s, tb| q(v, s, Term::ite(tc.clone(), ta.clone(), tb)))
                     });
                 }
-                let Some(ta) = v.eval_guarded(&s, Some(tc.clone()), a) else { return };
-                let Some(tb) = v.eval_guarded(&s, Some(Term::not(tc.clone())), b) else { return };
+                let Some(ta) = v.eval_guarded(&s, tc.clone(), a) else { return };
+                let Some(tb) = v.eval_guarded(&s, Term::not(tc.clone()), b) else { return };
                 q(v, s, Term::ite(tc.clone(), ta, tb))
             }),
             ExprKind::Old(x) => {
@@ -239,7 +239,7 @@ impl<'p> Verifier<'p> {
             }
             // The guard under which r matters.
             let guard = if conj { tl.clone() } else { Term::not(tl.clone()) };
-            let Some(tr) = v.eval_guarded(&s, Some(guard), r) else { return };
+            let Some(tr) = v.eval_guarded(&s, guard, r) else { return };
             q(v, s, combine(tl, tr))
         })
     }
@@ -247,40 +247,31 @@ impl<'p> Verifier<'p> {
     /// Evaluate `e` under `guard` without splitting the path: explore it in a join,
     /// re-assume its facts guarded, and return the `ite` of its leaves' values.
     /// `None` when it failed (the failure is recorded) or the path ended.
-    pub fn eval_guarded(&mut self, s: &State, guard: Option<Term>, e: &'p Expr) -> Option<Term> {
-        if let Some(g) = &guard
-            && !self.feasible(g)
-        {
+    pub fn eval_guarded(&mut self, s: &State, guard: Term, e: &'p Expr) -> Option<Term> {
+        if !self.feasible(&guard) {
             // The operand is irrelevant on this path.
             return Some(Term::default_of(sort_of(&e.ty)));
         }
-        let before = self.failures.len();
-        let timed_out = self.timed_out;
+        let (failures, cuts, timed_out) = (self.failures.len(), self.cuts, self.timed_out);
         let leaves = self.join(&|v, k| {
-            if let Some(g) = &guard {
-                v.dec.assume_branch(g.clone());
-            }
+            v.dec.assume_branch(guard.clone());
             v.eval(s.clone(), e, &|v, _s, t| k(v, t));
         });
-        if self.failures.len() > before
-            || (self.timed_out && !timed_out)
-            || (self.unfold_depth > 0 && leaves.is_empty())
-        {
+        // The `ite` below treats the leaves as exhaustive: any path that ended without
+        // a leaf (a failure, a silent cut, the time budget) ends this path too.
+        if self.failures.len() > failures || self.cuts > cuts || (self.timed_out && !timed_out) {
             return None;
         }
-        if leaves.is_empty() {
-            return Some(Term::default_of(sort_of(&e.ty)));
-        }
         self.assume_leaf_facts(&leaves);
-        // The guard itself is the first branch condition of every leaf; leave it out.
-        let skip = usize::from(guard.is_some());
+        // Leaves are exhaustive (infeasible ones aside): the last is the `else`. Each
+        // condition includes the guard, which is harmless: the value only matters
+        // under it.
         let mut it = leaves.iter().rev();
         let last =
             it.next().map(|l| l.value.clone()).unwrap_or_else(|| Term::default_of(sort_of(&e.ty)));
-        Some(it.fold(last, |acc, l| {
-            let c = Term::and_all(l.conds.iter().skip(skip).cloned().collect());
-            Term::ite(c, l.value.clone(), acc)
-        }))
+        Some(
+            it.fold(last, |acc, l| Term::ite(Term::and_all(l.conds.clone()), l.value.clone(), acc)),
+        )
     }
 
     /// Read `t.f` (`e` is the field expression), opening a predicate that provides it
@@ -461,10 +452,17 @@ impl<'p> Verifier<'p> {
         };
         let frozen = self.conjunct_frozen;
         self.conjunct_frozen = frozen || freeze;
+        // A precondition that calls its own method (`requires f() > 0`) would be
+        // evaluated forever: nested precondition evaluations are bounded.
+        if self.pre_depth >= crate::rules::MAX_PRE_DEPTH {
+            return self.fail_termination(&s, e, target);
+        }
         let closes_before = self.closes;
         let in_opening = self.opening_depth > 0;
         let termination = if self.unfold_depth == 0 { self.termination } else { None };
+        self.pre_depth += 1;
         self.consume_with(mode, callee, &m.requires, &|v, rest, snap| {
+            v.pre_depth -= 1;
             let inner_frozen = v.conjunct_frozen;
             v.conjunct_frozen = frozen;
             v.pure_call_result(
@@ -482,7 +480,9 @@ impl<'p> Verifier<'p> {
                 q,
             );
             v.conjunct_frozen = inner_frozen;
+            v.pre_depth += 1;
         });
+        self.pre_depth -= 1;
         self.conjunct_frozen = frozen;
     }
 

@@ -123,10 +123,18 @@ impl<'p> Verifier<'p> {
             StmtKind::Join(_) => q(self, s, ()),
             StmtKind::Return(e) => match e {
                 None => ret(self, s),
-                Some(e) => self.eval(s, e, &|v, mut s, t| {
-                    s.set("result", t);
-                    ret(v, s)
-                }),
+                Some(e) => {
+                    let k = |v: &mut Verifier<'p>, mut s: State, t: Term| {
+                        s.set("result", t);
+                        ret(v, s)
+                    };
+                    // `return m(..);` with a non-pure `m` calls it first.
+                    if self.is_method_call(e) {
+                        self.exec_call(s, e, &k)
+                    } else {
+                        self.eval(s, e, &k)
+                    }
+                }
             },
             StmtKind::Block(b) => self.exec_block(s, &b.stmts, ret, q),
         }

@@ -261,20 +261,19 @@ impl<'p> Verifier<'p> {
         explicit: bool,
     ) {
         let body_wanted = explicit || self.config.infer;
-        if !self.first_unfolding(term) && !explicit {
-            return;
-        }
-        if self.unfold_depth >= MAX_UNFOLD {
+        if self.unfold_depth >= MAX_UNFOLD || (!self.first_unfolding(term) && !explicit) {
             return;
         }
         let m = &self.prog.classes[target.class].members[target.member];
         let store = self.callee_store(target, recv, args);
-        let saved = (self.unfold_incomplete, self.termination.take(), self.opening_depth);
+        // An unfolding does not depend on where it is evaluated: no termination
+        // context, no enclosing `opening`, no enclosing inferred closes.
+        let saved = (self.termination.take(), self.opening_depth, self.close_depth);
         self.unfold_depth += 1;
         self.opening_depth = 0;
+        self.close_depth = 0;
         // The postcondition, about `result`.
         if !m.ensures.is_empty() {
-            self.unfold_incomplete = false;
             let mut st = State { heap: Heap::new(), old: s.old.clone(), store: store.clone() };
             st.set("result", term.clone());
             let leaves = self.join(&|v, k| {
@@ -293,7 +292,6 @@ impl<'p> Verifier<'p> {
             && determined
             && let Some(body) = self.body_of(target)
         {
-            self.unfold_incomplete = false;
             let st = State { heap: Heap::new(), old: s.old.clone(), store: store.clone() };
             self.unfolding.push(target);
             let leaves = self.join(&|v, k| {
@@ -302,24 +300,17 @@ impl<'p> Verifier<'p> {
                 })
             });
             self.unfolding.pop();
-            let complete = !self.unfold_incomplete && !leaves.is_empty();
+            // Each leaf's equation holds under its own branch conditions, whether or
+            // not some paths of the body were cut.
             self.assume_leaf_facts(&leaves);
-            if complete && leaves.len() == 1 {
-                let l = &leaves[0];
-                self.dec.assume(Term::implies(
-                    Term::and_all(l.conds.clone()),
-                    Term::eq(term.clone(), l.value.clone()),
-                ));
-            } else {
-                for l in &leaves {
-                    let eq = Term::eq(term.clone(), l.value.clone());
-                    self.dec.assume(Term::implies(Term::and_all(l.conds.clone()), eq));
-                }
+            for l in &leaves {
+                let eq = Term::eq(term.clone(), l.value.clone());
+                self.dec.assume(Term::implies(Term::and_all(l.conds.clone()), eq));
             }
         }
         self.unfold_depth -= 1;
-        self.unfold_incomplete = saved.0;
-        self.termination = saved.1;
-        self.opening_depth = saved.2;
+        self.termination = saved.0;
+        self.opening_depth = saved.1;
+        self.close_depth = saved.2;
     }
 }

@@ -79,10 +79,13 @@ pub struct Verifier<'p> {
     fresh: HashMap<String, u32>,
     /// Depth of nested pure-method unfoldings (0: not unfolding).
     pub unfold_depth: u32,
-    /// Set when an unfolding met an undecided branch below the top level.
-    pub unfold_incomplete: bool,
+    /// Paths ended silently (a failure or give-up inside an unfolding, an undecided
+    /// branch below the top unfolding): a join whose paths were cut is not exhaustive.
+    pub cuts: u64,
     /// Pure-call termination checking: the pure method whose body is being checked.
     pub termination: Option<crate::syntax::ast::MemberRef>,
+    /// Nesting of pure-call preconditions being evaluated.
+    pub pre_depth: u32,
     /// Depth of explicit `opening` expressions around the current evaluation.
     pub opening_depth: u32,
     /// Inferred closes so far (to see whether a consume closed anything).
@@ -115,6 +118,8 @@ pub const STACK_SEGMENT: usize = 64 << 20;
 
 /// Bound on nested unfoldings of pure methods.
 pub const MAX_UNFOLD: u32 = 6;
+/// Bound on nested evaluations of pure-call preconditions.
+pub const MAX_PRE_DEPTH: u32 = 32;
 /// Bound on nested inferred closes.
 pub const MAX_CLOSE: u32 = 4;
 /// Bound on nested inferred opens for one access.
@@ -157,8 +162,9 @@ impl<'p> Verifier<'p> {
             next_tag: 1,
             fresh: HashMap::new(),
             unfold_depth: 0,
-            unfold_incomplete: false,
+            cuts: 0,
             termination: None,
+            pre_depth: 0,
             opening_depth: 0,
             closes: 0,
             close_depth: 0,
@@ -200,7 +206,7 @@ impl<'p> Verifier<'p> {
         if self.unfold_depth > 0 {
             // Failures while unfolding a pure method are not the user's: the unfolding
             // simply yields nothing on that path.
-            self.unfold_incomplete = true;
+            self.cuts += 1;
             return;
         }
         // Producing a fact can make a path infeasible without a branch noticing
@@ -254,7 +260,7 @@ impl<'p> Verifier<'p> {
     /// Record a solver give-up on this path.
     pub fn fail_unknown(&mut self, state: &State, span: Span) {
         if self.unfold_depth > 0 {
-            self.unfold_incomplete = true;
+            self.cuts += 1;
             return;
         }
         self.timed_out = self.timed_out || self.dec.out_of_time();
@@ -337,7 +343,7 @@ impl<'p> Verifier<'p> {
             if self.unfold_depth > 1 {
                 // Below the top unfolding, unroll only as far as the path condition
                 // determines: an undecided branch abandons the unfolding.
-                self.unfold_incomplete = true;
+                self.cuts += 1;
                 return;
             }
         }

@@ -94,7 +94,7 @@ pub enum Op {
 }
 
 pub struct Node {
-    pub id: u32,
+    pub id: u64,
     pub sort: Sort,
     pub op: Op,
     pub args: Box<[Term]>,
@@ -128,8 +128,8 @@ impl Ord for Term {
 
 #[derive(Default)]
 struct Interner {
-    table: HashMap<(Op, Box<[u32]>), Term>,
-    next_id: u32,
+    table: HashMap<(Op, Box<[u64]>), Term>,
+    next_id: u64,
 }
 
 thread_local! {
@@ -145,7 +145,7 @@ pub fn reset_interner() {
 fn mk(op: Op, sort: Sort, args: Vec<Term>) -> Term {
     INTERNER.with(|cell| {
         let mut i = cell.borrow_mut();
-        let key = (op, args.iter().map(|a| a.0.id).collect::<Box<[u32]>>());
+        let key = (op, args.iter().map(|a| a.0.id).collect::<Box<[u64]>>());
         if let Some(t) = i.table.get(&key) {
             return t.clone();
         }
@@ -160,7 +160,7 @@ fn mk(op: Op, sort: Sort, args: Vec<Term>) -> Term {
 // operator-trait implementations: they fold constants and need no receiver.
 #[allow(clippy::should_implement_trait)]
 impl Term {
-    pub fn id(&self) -> u32 {
+    pub fn id(&self) -> u64 {
         self.0.id
     }
     pub fn sort(&self) -> Sort {
@@ -474,7 +474,20 @@ fn prec(op: &Op) -> u8 {
 }
 
 impl Term {
+    /// Print with parentheses where precedence needs them; terms nested deeper than
+    /// `MAX_SHOWN_DEPTH` print as `…` (they are unreadable, and printing them would
+    /// recurse as deep as the term).
     fn fmt_prec(&self, f: &mut fmt::Formatter<'_>, outer: u8) -> fmt::Result {
+        let depth = SHOWN_DEPTH.with(|d| {
+            d.set(d.get() + 1);
+            d.get()
+        });
+        let r = if depth > MAX_SHOWN_DEPTH { write!(f, "…") } else { self.fmt_node(f, outer) };
+        SHOWN_DEPTH.with(|d| d.set(d.get() - 1));
+        r
+    }
+
+    fn fmt_node(&self, f: &mut fmt::Formatter<'_>, outer: u8) -> fmt::Result {
         let p = prec(self.op());
         let paren = p < outer && p < 9;
         if paren {
@@ -564,6 +577,12 @@ fn sort_name(s: Sort) -> &'static str {
     }
 }
 
+const MAX_SHOWN_DEPTH: u32 = 48;
+
+thread_local! {
+    static SHOWN_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
 impl fmt::Display for Term {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.fmt_prec(f, 0)
@@ -596,6 +615,18 @@ mod tests {
         let b = Term::var("x", Sort::Ref);
         assert!(a != b);
         assert_eq!(b.sort(), Sort::Ref);
+    }
+
+    #[test]
+    fn deep_terms_print_truncated() {
+        let x = Term::var("x", Sort::Int);
+        let mut t = x.clone();
+        for _ in 0..10_000 {
+            t = Term::add(t, x.clone());
+        }
+        let shown = t.to_string();
+        assert!(shown.contains('…'));
+        assert!(shown.len() < 1000);
     }
 
     #[test]

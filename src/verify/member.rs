@@ -116,12 +116,20 @@ impl<'p> Verifier<'p> {
         }
         let snap = self.fresh("s", Sort::Snap);
         let returns_value = m.ty != Type::Void && m.kind == MemberKind::Method;
+        // The postcondition speaks of the parameters' values on entry, as callers read
+        // it with the arguments' values (the body may assign to a parameter).
+        let entry = s.store.clone();
         self.produce_all(s, snap, &m.requires, &|v, s, ()| {
             let mut s = s;
             s.old = Rc::new(s.heap.clone());
             v.trace_step(&s, || "produce the precondition".to_string(), m.name.span);
             let post = |v: &mut Verifier<'p>, s: State| {
                 let mut s = s;
+                for p in &m.params {
+                    if let Some(t) = entry.get(p.name.name.as_str()) {
+                        s.set(&p.name.name, t.clone());
+                    }
+                }
                 if returns_value && s.get("result").is_none() {
                     let res = v.fresh("result", sort_of(&m.ty));
                     s.set("result", res);
