@@ -33,6 +33,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -66,6 +67,7 @@ class Program:
         self.stats = None
         self.first = None  # the times of the first measurement, when a rerun was faster
         self.rerun = None
+        self.cpu = None  # mean user + system time of one run
 
 
 # ---------------------------------------------------------------- timing
@@ -75,7 +77,8 @@ def have_hyperfine():
 
 
 def time_commands(cmds, runs, warmup, use_hyperfine):
-    """Returns, per command (a list of argv), the list of wall times in seconds."""
+    """Returns, per command (a list of argv), the list of wall times in seconds and the
+    mean CPU time (user + system) of one run."""
     if use_hyperfine:
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
             out = f.name
@@ -85,7 +88,7 @@ def time_commands(cmds, runs, warmup, use_hyperfine):
             argv += [" ".join(quote(a) for a in cmd) for cmd in cmds]
             subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
             with open(out) as f:
-                return [r["times"] for r in json.load(f)["results"]]
+                return [(r["times"], r["user"] + r["system"]) for r in json.load(f)["results"]]
         finally:
             os.unlink(out)
     result = []
@@ -93,11 +96,13 @@ def time_commands(cmds, runs, warmup, use_hyperfine):
         for _ in range(warmup):
             subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         ts = []
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         for _ in range(runs):
             t0 = time.perf_counter()
             subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             ts.append(time.perf_counter() - t0)
-        result.append(ts)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        result.append((ts, (r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) / runs))
     return result
 
 
@@ -268,7 +273,7 @@ def run(args, peers, suite, tmp):
     for p in progs:
         cmd = [args.bin] + p.args + [p.jv]
         p.rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-        p.times = time_commands([cmd], args.runs, args.warmup, use_hf)[0]
+        p.times, p.cpu = time_commands([cmd], args.runs, args.warmup, use_hf)[0]
         p.median, p.min, p.max = statistics.median(p.times), min(p.times), max(p.times)
         print(f"  {p.name:34} {fmt(p.median):>9}  (min {fmt(p.min)}, max {fmt(p.max)})", file=sys.stderr, flush=True)
         if args.stats and p.group == "workload":
@@ -278,11 +283,11 @@ def run(args, peers, suite, tmp):
 
     if not args.no_rerun:
         for p in suspicious(progs):
-            t = time_commands([[args.bin] + p.args + [p.jv]], args.runs, args.warmup, use_hf)[0]
+            t, cpu = time_commands([[args.bin] + p.args + [p.jv]], args.runs, args.warmup, use_hf)[0]
             p.rerun = statistics.median(t)
             print(f"  rerun {p.name:28} {fmt(p.rerun):>9}  (first {fmt(p.median)})", file=sys.stderr, flush=True)
             if p.rerun < p.median:
-                p.first, p.times = p.times, t
+                p.first, p.times, p.cpu = p.times, t, cpu
                 p.median, p.min, p.max = statistics.median(t), min(t), max(t)
 
     jobs = None
@@ -298,7 +303,7 @@ def run(args, peers, suite, tmp):
         write_readme(report, args)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"programs": [{"name": p.name, "group": p.group, "rc": p.rc, "times_s": p.times,
+            json.dump({"programs": [{"name": p.name, "group": p.group, "rc": p.rc, "times_s": p.times, "cpu_s": p.cpu,
                                      "first_times_s": p.first, "rerun_median_s": p.rerun,
                                      "median_s": p.median, "silicon": p.silicon, "stats": p.stats}
                                     for p in progs], "jobs": jobs}, f, indent=2)
@@ -312,7 +317,9 @@ into a temporary folder and times whole `target/release/idf-verify` processes on
 every `../shared/suite/*.jv` program (with `--expect`) and on every `examples/*.jv`, then
 `--jobs 1` against `--jobs 2` on a folder of 40 example files. Silicon's times come from
 `benches/silicon-times.json` (one run per program, made with `--silicon`; Silicon is slow:
-chain 100 takes ten minutes, so runs are killed at a budget and give lower bounds).
+chain 100 takes ten minutes, so runs are killed at a budget and give lower bounds). The
+cached Silicon times were measured on this machine while it was as loaded, and are 2–4x the
+figures of `../shared/peers/README.md`; both are shown, and the ratios use the smaller.
 
 ```
 cargo build --release
@@ -320,9 +327,11 @@ python3 benches/run.py --stats --readme      # this section (--runs N, default 7
 python3 benches/run.py --silicon             # also run Silicon where no time is cached
 ```
 
-The machine is shared with other builds, so times are noisy: the load average is given
-with each run, and the `--jobs` control (two independent processes at once) shows how much
-parallelism the machine had to give at that moment.
+The machine is shared with other engineers' builds, so times are noisy: the load average
+is given with each run (above 2 on 2 cores means idf-verify shared the CPUs), the CPU column
+(user + system time) is less affected by other load than wall time, and the `--jobs`
+control (two independent processes at once) shows how much parallelism the machine had to
+give at that moment. `--bin PATH` times another build (e.g. a clean checkout of a commit).
 """
 
 
@@ -363,7 +372,7 @@ def jobs_experiment(args, tmp, examples, use_hf):
     cmds = [[args.bin, "--jobs", str(j), folder] for j in (1, 2)]
     rcs = [subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode for c in cmds]
     print("timing --jobs 1 / --jobs 2 on 40 example files ...", file=sys.stderr, flush=True)
-    t1, t2 = time_commands(cmds, args.runs, args.warmup, use_hf)
+    (t1, c1), (t2, c2) = time_commands(cmds, args.runs, args.warmup, use_hf)
     m1, m2 = statistics.median(t1), statistics.median(t2)
     print(f"  --jobs 1 {fmt(m1)}, --jobs 2 {fmt(m2)}, speed-up {m1 / m2:.2f}x", file=sys.stderr, flush=True)
     # Control: how much parallelism does the (shared) machine give right now? The same 40
@@ -393,7 +402,7 @@ def jobs_experiment(args, tmp, examples, use_hf):
     print(f"  control: two processes on the halves, sequential {fmt(statistics.median(seq))}, "
           f"concurrent {fmt(statistics.median(par))}, speed-up {control:.2f}x", file=sys.stderr, flush=True)
     return {"files": 40, "from": f"examples/*.jv ({len(examples)} files) copied round-robin", "rc": rcs,
-            "jobs1_s": t1, "jobs2_s": t2, "jobs1_median_s": m1, "jobs2_median_s": m2, "speedup": m1 / m2,
+            "jobs1_s": t1, "jobs2_s": t2, "jobs1_cpu_s": c1, "jobs2_cpu_s": c2, "jobs1_median_s": m1, "jobs2_median_s": m2, "speedup": m1 / m2,
             "control_seq_s": seq, "control_par_s": par, "control_speedup": control}
 
 
@@ -414,21 +423,33 @@ def machine():
            f"load average at the end of the run {load}"
 
 
+def source_of(binary):
+    """The commit the binary was built from, as far as the checkout around it tells."""
+    d = os.path.dirname(os.path.abspath(binary))
+    while d != os.path.dirname(d) and not os.path.exists(os.path.join(d, ".git")):
+        d = os.path.dirname(d)
+    if not os.path.exists(os.path.join(d, ".git")):
+        return f"binary {binary}"
+    git = ["git", "-C", d]
+    commit = subprocess.run(git + ["log", "-1", "--format=%h (%cd)", "--date=format:%Y-%m-%d %H:%M"],
+                            capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no", "src", "build.rs", "grammar",
+                                  "Cargo.toml", "Cargo.lock"], capture_output=True, text=True).stdout.strip()
+    return f"release build of commit {commit}" + (" plus uncommitted changes in the working tree" if dirty else "")
+
+
 def render(args, progs, jobs, use_hf):
     by = {p.name: p for p in progs}
-    try:
-        commit = subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%h (%cd)", "--date=format:%Y-%m-%d %H:%M"],
-                                capture_output=True, text=True).stdout.strip()
-    except OSError:
-        commit = "?"
-    lines = [f"idf-verify at commit {commit}, release build. Medians of whole-process wall time over {args.runs} "
+    cmd = " ".join(["benches/run.py"] + [quote(a) for a in sys.argv[1:]])
+    lines = [f"`{cmd}`: idf-verify {source_of(args.bin)}. Medians of whole-process wall time over {args.runs} "
              f"runs ({args.warmup} warm-up), measured with "
              f"{'hyperfine -N' if use_hf else 'time.perf_counter around subprocess'}. Machine: {machine()}.", ""]
     if progs:
         lines += table(progs)
     if jobs:
         lines += [f"`--jobs`: a folder of 40 example files ({jobs['from']}): `--jobs 1` {fmt(jobs['jobs1_median_s'])}, "
-                  f"`--jobs 2` {fmt(jobs['jobs2_median_s'])}, speed-up {jobs['speedup']:.2f}x "
+                  f"`--jobs 2` {fmt(jobs['jobs2_median_s'])}, speed-up {jobs['speedup']:.2f}x (CPU per run "
+                  f"{fmt(jobs['jobs1_cpu_s'])} / {fmt(jobs['jobs2_cpu_s'])}) "
                   f"(exit {jobs['rc'][0]} / {jobs['rc'][1]}). Control for the machine's free parallelism at "
                   f"that moment: the two halves of the folder verified by two `--jobs 1` processes at the same "
                   f"time are {jobs['control_speedup']:.2f}x faster than one after the other (on an idle 2-core "
@@ -437,9 +458,9 @@ def render(args, progs, jobs, use_hf):
 
 
 def table(progs):
-    lines = ["| Program | idf-verify median | min – max | exit | Silicon wall | Silicon wall (peers README) | "
+    lines = ["| Program | idf-verify median | min – max | CPU | exit | Silicon wall | Silicon wall (peers README) | "
              "Silicon reported | wall ratio | reported ratio |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for p in progs:
         wall, readme, rep = silicon_cell(p.silicon)
         ratio = rratio = "n/a"
@@ -452,9 +473,10 @@ def table(progs):
         if p.rerun is not None:
             other = statistics.median(p.first) if p.first else p.rerun
             med += f" (rerun; other {fmt(other)})"
-        lines.append(f"| {p.name} | {med} | {fmt(p.min)} – {fmt(p.max)} | {p.rc} | {wall} | {readme} | "
+        lines.append(f"| {p.name} | {med} | {fmt(p.min)} – {fmt(p.max)} | {fmt(p.cpu)} | {p.rc} | {wall} | {readme} | "
                      f"{rep} | {ratio} | {rratio} |")
-    lines += ["", "Exit: the exit status of idf-verify (suite programs are run with `--expect`, so 0 means every "
+    lines += ["", "CPU: mean user + system time of one run (all threads; less sensitive to other load than "
+              "wall time). Exit: the exit status of idf-verify (suite programs are run with `--expect`, so 0 means every "
               "expected error was reported). Silicon: one run each, from `benches/silicon-times.json`; "
               "† = figure from `../shared/peers/README.md` (wall time only), > = killed at the budget "
               "(a lower bound). Silicon wall (peers README): the figure of `../shared/peers/README.md`, measured "
