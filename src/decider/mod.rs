@@ -68,7 +68,7 @@ impl Drop for Decider {
             self.pop();
         }
         if let Some(mut b) = self.backend.take() {
-            b.set_timeout_ms(u32::MAX);
+            b.clear_timeout();
             BACKENDS.with(|p| p.borrow_mut().push(b));
         }
     }
@@ -76,11 +76,8 @@ impl Drop for Decider {
 
 impl Decider {
     pub fn new(timeout: Option<Duration>) -> Decider {
-        let mut backend = BACKENDS.with(|p| p.borrow_mut().pop()).unwrap_or_default();
-        backend.clear_cache();
-        let backend = Some(backend);
         let mut d = Decider {
-            backend,
+            backend: None,
             pc: Vec::new(),
             frames: Vec::new(),
             known: HashMap::new(),
@@ -96,8 +93,14 @@ impl Decider {
         d
     }
 
+    /// The Z3 backend, taken from this thread's pool (or created) on first use: a
+    /// member that syntax decides entirely never touches Z3.
     fn backend(&mut self) -> &mut Backend {
-        self.backend.get_or_insert_with(Backend::new)
+        self.backend.get_or_insert_with(|| {
+            let mut b = BACKENDS.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+            b.clear_cache();
+            b
+        })
     }
 
     /// Has the member's time budget run out?

@@ -28,6 +28,7 @@ pub struct Backend {
     snap: DatatypeSort,
     null: Dynamic,
     len: FuncDecl,
+    timeout_set: bool,
 }
 
 /// Index of each variant in the Snap datatype.
@@ -77,13 +78,32 @@ impl Backend {
         let mut params = Params::new();
         params.set_bool("model", true);
         solver.set_params(&params);
-        Backend { solver, cache: HashMap::new(), funcs: HashMap::new(), ref_sort, snap, null, len }
+        Backend {
+            solver,
+            cache: HashMap::new(),
+            funcs: HashMap::new(),
+            ref_sort,
+            snap,
+            null,
+            len,
+            timeout_set: false,
+        }
     }
 
     pub fn set_timeout_ms(&mut self, ms: u32) {
         let mut params = Params::new();
         params.set_u32("timeout", ms.max(1));
         self.solver.set_params(&params);
+        self.timeout_set = true;
+    }
+
+    /// Remove a timeout set for the previous member (setting parameters takes a lock
+    /// Z3 shares between threads: only when one was set).
+    pub fn clear_timeout(&mut self) {
+        if self.timeout_set {
+            self.set_timeout_ms(u32::MAX);
+            self.timeout_set = false;
+        }
     }
 
     fn sort(&self, s: Sort) -> z3::Sort {

@@ -9,7 +9,7 @@
 use crate::rules::{Mode, Q, Verifier, sort_of};
 use crate::state::State;
 use crate::state::chunk::ChunkKind;
-use crate::state::term::{Sort, Term};
+use crate::state::term::Term;
 use crate::syntax::ast::{
     BinOp, Body, CallRecv, Expr, ExprKind, MemberKind, MemberRef, Span, UnOp,
 };
@@ -57,9 +57,8 @@ impl<'p> Verifier<'p> {
             ExprKind::Name(x) => self.var(s, x, e.span, q),
             ExprKind::Field { recv, field, class } => {
                 let name = self.info.field(class.unwrap_or(0), &field.name);
-                let sort = sort_of(&e.ty);
                 self.eval(s, recv, &|v, s, t| {
-                    v.read_field(s, t, name.clone(), sort, e, 0, q);
+                    v.read_field(s, t, name.clone(), e, 0, q);
                 })
             }
             ExprKind::Length(a) => self.eval(s, a, &|v, s, t| {
@@ -282,12 +281,10 @@ impl<'p> Verifier<'p> {
         s: State,
         t: Term,
         name: Rc<str>,
-        sort: Sort,
         e: &'p Expr,
         depth: u32,
         q: Q<'_, 'p, Term>,
     ) {
-        let _ = sort;
         let kind = ChunkKind::Field(name.clone());
         match self.lookup(&s.heap, &kind, Some(&t), &[]) {
             Lookup::Found(i) => {
@@ -300,7 +297,7 @@ impl<'p> Verifier<'p> {
                     let provider = self.find_provider(&s.heap, &t, &name);
                     if let Some(i) = provider {
                         return self.open_chunk(s, i, &|v, s, ()| {
-                            v.read_field(s, t.clone(), name.clone(), sort, e, depth + 1, q)
+                            v.read_field(s, t.clone(), name.clone(), e, depth + 1, q)
                         });
                     }
                 }
@@ -503,31 +500,36 @@ impl<'p> Verifier<'p> {
         q: Q<'_, 'p, PureCall>,
     ) {
         let v = self;
-        {
-            if let Some(caller) = termination {
-                // The paper's 3.6 measure (heap size, derivation depth, position) holds
-                // only when the consume closed nothing: an inferred close raises the
-                // derivation depth, and may even make chunks from nothing (a predicate
-                // with an empty body), so then no condition shows a decrease.
-                let closed_nothing = v.closes == closes_before;
-                let earlier = target < caller;
-                let smaller = !rest.heap.is_empty();
-                let opening = in_opening;
-                if !(closed_nothing && (earlier || smaller || opening)) {
-                    v.fail_termination(s, e, target);
-                    return;
-                }
+        if let Some(caller) = termination {
+            // The paper's 3.6 measure (heap size, derivation depth, position) holds
+            // only when the consume closed nothing: an inferred close raises the
+            // derivation depth, and may even make chunks from nothing (a predicate
+            // with an empty body), so then no condition shows a decrease.
+            let closed_nothing = v.closes == closes_before;
+            let earlier = target < caller;
+            let smaller = !rest.heap.is_empty();
+            let opening = in_opening;
+            if !(closed_nothing && (earlier || smaller || opening)) {
+                v.fail_termination(s, e, target);
+                return;
             }
-            let Some(f) = v.info.funcs.get(&target) else {
-                return v.internal(s, e.span, "pure method without a function");
-            };
-            let mut fargs = vec![snap.clone()];
-            fargs.extend(recv.iter().cloned());
-            fargs.extend(args.iter().cloned());
-            let term = Term::app(f, fargs);
-            v.assume_pure_facts(s, target, &snap, recv.clone(), args, &term, explicit);
-            q(v, s.clone(), PureCall { term, snap })
         }
+        let Some(f) = v.info.funcs.get(&target) else {
+            return v.internal(s, e.span, "pure method without a function");
+        };
+        let mut fargs = vec![snap.clone()];
+        fargs.extend(recv.iter().cloned());
+        fargs.extend(args.iter().cloned());
+        let term = Term::app(f, fargs);
+        v.assume_pure_facts(s, target, &snap, recv.clone(), args, &term, explicit);
+        v.record_call(EvaluatedCall {
+            term: term.clone(),
+            target,
+            snap: snap.clone(),
+            recv,
+            args: args.to_vec(),
+        });
+        q(v, s.clone(), PureCall { term, snap })
     }
 
     fn fail_termination(&mut self, s: &State, e: &Expr, target: MemberRef) {
@@ -552,6 +554,17 @@ impl<'p> Verifier<'p> {
             _ => None,
         }
     }
+}
+
+/// A pure call evaluated on the current path, to unroll again when a predicate
+/// instance with its snapshot is opened or closed.
+#[derive(Clone)]
+pub struct EvaluatedCall {
+    pub term: Term,
+    pub target: MemberRef,
+    pub snap: Term,
+    pub recv: Option<Term>,
+    pub args: Vec<Term>,
 }
 
 /// The result of evaluating a pure call.

@@ -10,9 +10,7 @@ use crate::state::State;
 use crate::state::chunk::{Chunk, ChunkKind};
 use crate::state::heap::Heap;
 use crate::state::term::{Sort, Term};
-use crate::syntax::ast::{
-    Block, CallRecv, Expr, ExprKind, MemberKind, Rhs, Span, Stmt, StmtKind, Type,
-};
+use crate::syntax::ast::{Block, Expr, ExprKind, MemberKind, Rhs, Span, Stmt, StmtKind, Type};
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
@@ -74,7 +72,7 @@ impl<'p> Verifier<'p> {
                     q(self, s, ())
                 }
                 Some(rhs) => self.with_hint(&name.name, |v| {
-                    v.exec_rhs(s, rhs, ty, &|v, mut s, t| {
+                    v.exec_rhs(s, rhs, &|v, mut s, t| {
                         s.set(&name.name, t);
                         q(v, s, ())
                     })
@@ -141,8 +139,7 @@ impl<'p> Verifier<'p> {
     }
 
     /// The right side of an assignment or declaration.
-    fn exec_rhs(&mut self, s: State, rhs: &'p Rhs, ty: &Type, q: Q<'_, 'p, Term>) {
-        let _ = ty;
+    fn exec_rhs(&mut self, s: State, rhs: &'p Rhs, q: Q<'_, 'p, Term>) {
         match rhs {
             Rhs::Expr(e) if self.is_method_call(e) => self.exec_call(s, e, q),
             Rhs::Expr(e) => self.eval(s, e, q),
@@ -187,7 +184,7 @@ impl<'p> Verifier<'p> {
     fn exec_assign(&mut self, s: State, lhs: &'p Expr, rhs: &'p Rhs, q: Q<'_, 'p, ()>) {
         match &lhs.kind {
             ExprKind::Local(x) | ExprKind::Name(x) => self.with_hint(x, |v| {
-                v.exec_rhs(s, rhs, &lhs.ty, &|v, mut s, t| {
+                v.exec_rhs(s, rhs, &|v, mut s, t| {
                     s.set(x, t);
                     q(v, s, ())
                 })
@@ -195,14 +192,14 @@ impl<'p> Verifier<'p> {
             ExprKind::Field { recv, field, class } => {
                 let name = self.info.field(class.unwrap_or(0), &field.name);
                 self.eval(s, recv, &|v, s, t| {
-                    v.exec_rhs(s, rhs, &lhs.ty, &|v, s, val| {
+                    v.exec_rhs(s, rhs, &|v, s, val| {
                         v.write_field(s, t.clone(), name.clone(), val, lhs, 0, q)
                     })
                 })
             }
             ExprKind::Index { arr, idx } => self.eval(s, arr, &|v, s, ta| {
                 v.eval(s, idx, &|v, s, ti| {
-                    v.exec_rhs(s, rhs, &lhs.ty, &|v, mut s, val| match v.lookup(
+                    v.exec_rhs(s, rhs, &|v, mut s, val| match v.lookup(
                         &s.heap,
                         &ChunkKind::Array,
                         Some(&ta),
@@ -276,11 +273,6 @@ impl<'p> Verifier<'p> {
             return self.eval(s, call, q);
         }
 
-        let recv_check = match recv {
-            CallRecv::Expr(r) => Some(&**r),
-            _ => None,
-        };
-        let _ = recv_check;
         self.eval_receiver(s, recv, call.span, &|v, s, t0| {
             v.eval_list(s, args, &|v, s, targs| {
                 let store = v.callee_store(target, t0.clone(), &targs);

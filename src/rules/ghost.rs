@@ -6,7 +6,7 @@
 //! solver once for "is it any of these?", and only then one candidate at a time.
 
 use crate::decider::Answer;
-use crate::rules::eval::Lookup;
+use crate::rules::eval::{EvaluatedCall, Lookup};
 use crate::rules::{MAX_UNFOLD, Mode, Q, Verifier};
 use crate::state::State;
 use crate::state::chunk::{Chunk, ChunkKind};
@@ -137,19 +137,18 @@ impl<'p> Verifier<'p> {
                     Lookup::Found(i) => v.open_chunk(s, i, q),
                     Lookup::Unknown => v.fail_unknown(&s, span),
                     Lookup::NotFound => {
-                        let save = v.mode;
-                        if matches!(v.mode, Mode::Stmt) {
-                            v.mode = Mode::Stmt;
-                        }
                         let what = format!(
                             "no predicate instance `{}` to open",
                             crate::rules::show::expr(call)
                         );
-                        if matches!(save, Mode::Stmt) {
-                            v.fail(&s, span, id, what);
+                        // In code the id is `open.failed`; inside an assertion being
+                        // consumed or checked, the reason is the missing permission.
+                        let reason = if matches!(v.mode, Mode::Stmt) {
+                            id
                         } else {
-                            v.fail(&s, span, "insufficient.permission", what);
-                        }
+                            "insufficient.permission"
+                        };
+                        v.fail(&s, span, reason, what);
                     }
                 }
             })
@@ -243,9 +242,17 @@ impl<'p> Verifier<'p> {
     }
 
     /// After a predicate instance with snapshot `snap` was opened or closed: unroll
-    /// once more the pure calls already evaluated on that snapshot (hook; the
-    /// unfolding of each call happens when it is evaluated).
-    pub fn after_ghost(&mut self, _s: &State, _snap: &Term) {}
+    /// once more the pure calls already evaluated on that snapshot (LANGUAGE.md
+    /// section 6, as Silicon's predicate-triggered function definitions do).
+    pub fn after_ghost(&mut self, s: &State, snap: &Term) {
+        if !self.config.infer || self.unfold_depth > 0 {
+            return;
+        }
+        let calls: Vec<EvaluatedCall> = self.calls_on(snap);
+        for c in calls {
+            self.assume_pure_facts(s, c.target, &c.snap, c.recv, &c.args, &c.term, true);
+        }
+    }
 
     /// Facts about a pure call `term = C.p(snap, recv, args)`: its postcondition, and
     /// (with inference or when `explicit`) its body equation, unrolled to a bounded depth.

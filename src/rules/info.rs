@@ -19,7 +19,7 @@ pub struct Info {
     /// Fields of `this` a predicate's body provides, directly or through predicates
     /// of `this` it contains.
     pub provides: HashMap<MemberRef, HashSet<Rc<str>>>,
-    /// Does the predicate provide `acc(f[*])` for a field `f` of `this`?
+    /// `Class.member` (the constructor is `Class.new`) of every member.
     pub member_names: HashMap<MemberRef, String>,
 }
 

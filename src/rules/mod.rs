@@ -103,6 +103,11 @@ pub struct Verifier<'p> {
     pub timed_out: bool,
     /// The pure methods whose bodies are being unfolded, innermost last.
     pub unfolding: Vec<crate::syntax::ast::MemberRef>,
+    /// Pure calls evaluated so far, at any unfolding depth, by snapshot (for
+    /// re-unrolling after open/close). Not path-specific: an equation unrolled for a
+    /// call met on another path is still true.
+    evaluated: HashMap<Term, Vec<eval::EvaluatedCall>>,
+    evaluated_terms: std::collections::HashSet<Term>,
     /// A name for the next object `new` allocates (the local it is assigned to).
     pub name_hint: Option<String>,
     /// Pure calls already unfolded on the current path (a set, and the order they
@@ -175,6 +180,8 @@ impl<'p> Verifier<'p> {
             chunks_max: 0,
             timed_out: false,
             unfolding: Vec::new(),
+            evaluated: HashMap::new(),
+            evaluated_terms: std::collections::HashSet::new(),
             name_hint: None,
             unfolded: std::collections::HashSet::new(),
             unfolded_order: Vec::new(),
@@ -448,6 +455,18 @@ impl<'p> Verifier<'p> {
         }
         self.failures.extend(kept);
         taken
+    }
+
+    /// Remember an evaluated pure call.
+    pub fn record_call(&mut self, c: eval::EvaluatedCall) {
+        if self.config.infer && self.evaluated_terms.insert(c.term.clone()) {
+            self.evaluated.entry(c.snap.clone()).or_default().push(c);
+        }
+    }
+
+    /// The pure calls evaluated so far on snapshot `snap`.
+    pub fn calls_on(&self, snap: &Term) -> Vec<eval::EvaluatedCall> {
+        self.evaluated.get(snap).cloned().unwrap_or_default()
     }
 
     /// Has this pure call been unfolded on the current path? Marks it if not.

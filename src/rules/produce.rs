@@ -186,14 +186,11 @@ impl<'p> Verifier<'p> {
     pub fn add_chunk(&mut self, s: State, c: Chunk, q: Q<'_, 'p, ()>) {
         let mut s = s;
         if let Some(r) = &c.recv {
-            let is_instance = !matches!(c.kind, ChunkKind::Pred(..)) || !r.is_false();
-            if is_instance {
-                let nn = Term::ne(r.clone(), Term::null());
-                if nn.is_false() {
-                    return;
-                }
-                self.dec.assume(nn);
+            let nn = Term::ne(r.clone(), Term::null());
+            if nn.is_false() {
+                return;
             }
+            self.dec.assume(nn);
             if !matches!(c.kind, ChunkKind::Pred(..)) {
                 for other in s.heap.iter().filter(|o| o.kind == c.kind) {
                     let Some(o) = &other.recv else { continue };

@@ -452,11 +452,6 @@ impl Term {
     pub fn const_arr(e: Elem, v: Term) -> Term {
         mk(Op::ConstArr(e), Sort::Arr(e), vec![v])
     }
-
-    /// Does `self` occur in `t`?
-    pub fn occurs_in(&self, t: &Term) -> bool {
-        t == self || t.args().iter().any(|a| self.occurs_in(a))
-    }
 }
 
 fn prec(op: &Op) -> u8 {
