@@ -152,9 +152,15 @@ impl<'p> Verifier<'p> {
                     q(v, s, t)
                 })
             }
+            ExprKind::Opening { pred, body } if self.opens_exhausted() => {
+                self.open_instance(s, pred, pred.span, false, &|v, s, ()| {
+                    let unknown = v.fresh("opening", sort_of(&body.ty));
+                    q(v, s, unknown)
+                })
+            }
             ExprKind::Opening { pred, body } => {
                 let original = s.clone();
-                self.open_instance(s, pred, pred.span, "open.failed", &|v, opened, ()| {
+                self.open_instance(s, pred, pred.span, true, &|v, opened, ()| {
                     v.opening_depth += 1;
                     v.eval(opened, body, &|v, _s, t| {
                         let depth = v.opening_depth;
@@ -295,6 +301,11 @@ impl<'p> Verifier<'p> {
             Lookup::NotFound => {
                 if self.config.infer && depth < crate::rules::MAX_OPEN {
                     let provider = self.find_provider(&s.heap, &t, &name);
+                    if provider.is_some() && self.opens_exhausted() {
+                        let short = name.rsplit('.').next().unwrap_or(&name).to_string();
+                        let unknown = self.fresh(&short, sort_of(&e.ty));
+                        return q(self, s, unknown);
+                    }
                     if let Some(i) = provider {
                         return self.open_chunk(s, i, &|v, s, ()| {
                             v.read_field(s, t.clone(), name.clone(), e, depth + 1, q)

@@ -110,7 +110,7 @@ impl<'p> Verifier<'p> {
                     &|v, _s, _| q(v, original.clone(), ()),
                 )
             }
-            StmtKind::Open(call) => self.open_instance(s, call, st.span, "open.failed", q),
+            StmtKind::Open(call) => self.open_instance(s, call, st.span, true, q),
             StmtKind::Close(call) => self.exec_close(s, call, st.span, q),
             StmtKind::Use(call) => {
                 let save = self.mode;

@@ -109,21 +109,34 @@ impl<'p> Verifier<'p> {
             old: s.old,
             store: self.callee_store(p, chunk.recv.clone(), &chunk.args),
         };
+        self.open_nesting += 1;
         self.produce(inner, chunk.value.clone(), body, &|v, opened, ()| {
             let back = State { heap: opened.heap, old: opened.old, store: store.clone() };
+            v.open_nesting -= 1;
             v.after_ghost(&back, &chunk.value);
-            q(v, back, ())
-        })
+            q(v, back, ());
+            v.open_nesting += 1;
+        });
+        self.open_nesting -= 1;
+    }
+
+    /// Have opens nested (an open producing a body that opens again) as deep as they
+    /// may? Then a value the next open would give is taken as unknown instead: a fresh
+    /// symbol, which is sound (it stands for any value) and ends the recursion of
+    /// predicates that look into their successors (`opening next.p() in ..`).
+    pub fn opens_exhausted(&self) -> bool {
+        self.open_nesting >= crate::rules::MAX_NESTED_OPENS
     }
 
     /// Open the instance named by `call` (an `ExprKind::Call` of a predicate), for
-    /// `open` statements and `opening` expressions; `id` when it is missing.
+    /// `open` statements and `opening` expressions (`open.failed` when it is missing);
+    /// with `open` false, only check that it is there.
     pub fn open_instance(
         &mut self,
         s: State,
         call: &'p Expr,
         span: Span,
-        id: &'static str,
+        open: bool,
         q: Q<'_, 'p, ()>,
     ) {
         let ExprKind::Call { recv, args, target: Some(target), .. } = &call.kind else {
@@ -134,7 +147,8 @@ impl<'p> Verifier<'p> {
             v.eval_list(s, args, &|v, s, targs| {
                 let kind = v.pred_kind(target);
                 match v.lookup(&s.heap, &kind, t0.as_ref(), &targs) {
-                    Lookup::Found(i) => v.open_chunk(s, i, q),
+                    Lookup::Found(i) if open => v.open_chunk(s, i, q),
+                    Lookup::Found(_) => q(v, s, ()),
                     Lookup::Unknown => v.fail_unknown(&s, span),
                     Lookup::NotFound => {
                         let what = format!(
@@ -144,7 +158,7 @@ impl<'p> Verifier<'p> {
                         // In code the id is `open.failed`; inside an assertion being
                         // consumed or checked, the reason is the missing permission.
                         let reason = if matches!(v.mode, Mode::Stmt) {
-                            id
+                            "open.failed"
                         } else {
                             "insufficient.permission"
                         };

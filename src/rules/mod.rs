@@ -86,6 +86,8 @@ pub struct Verifier<'p> {
     pub termination: Option<crate::syntax::ast::MemberRef>,
     /// Nesting of pure-call preconditions being evaluated.
     pub pre_depth: u32,
+    /// Opens in progress (an open producing a body that opens again).
+    pub open_nesting: u32,
     /// Depth of explicit `opening` expressions around the current evaluation.
     pub opening_depth: u32,
     /// Inferred closes so far (to see whether a consume closed anything).
@@ -125,6 +127,8 @@ pub const STACK_SEGMENT: usize = 64 << 20;
 pub const MAX_UNFOLD: u32 = 6;
 /// Bound on nested evaluations of pure-call preconditions.
 pub const MAX_PRE_DEPTH: u32 = 32;
+/// Bound on opens nested inside the production of an opened body.
+pub const MAX_NESTED_OPENS: u32 = 6;
 /// Bound on nested inferred closes.
 pub const MAX_CLOSE: u32 = 4;
 /// Bound on nested inferred opens for one access.
@@ -170,6 +174,7 @@ impl<'p> Verifier<'p> {
             cuts: 0,
             termination: None,
             pre_depth: 0,
+            open_nesting: 0,
             opening_depth: 0,
             closes: 0,
             close_depth: 0,
