@@ -202,7 +202,7 @@ pub fn counterexample(v: &mut Verifier<'_>, state: &State, goal: &Term) -> Optio
         }
     }
     // Pure-method applications in the goal.
-    collect_apps(goal, &mut terms, &mut labels);
+    collect_apps(goal, &mut terms, &mut labels, &mut std::collections::HashSet::new());
     let values = v.dec.model_values(&Term::not(goal.clone()), &terms)?;
     let mut out = vec![];
     for ((l, t), val) in labels.iter().zip(&terms).zip(values) {
@@ -226,7 +226,16 @@ fn readable_ref(v: &str) -> String {
     if v == "null" { v.to_string() } else { v.replace("Ref!val!", "object#") }
 }
 
-fn collect_apps(t: &Term, terms: &mut Vec<Term>, labels: &mut Vec<String>) {
+/// The pure-method applications in `t` (a DAG: each node visited once).
+fn collect_apps(
+    t: &Term,
+    terms: &mut Vec<Term>,
+    labels: &mut Vec<String>,
+    seen: &mut std::collections::HashSet<Term>,
+) {
+    if !seen.insert(t.clone()) || terms.len() >= 32 {
+        return;
+    }
     if let crate::state::term::Op::App(_) = t.op()
         && !terms.contains(t)
     {
@@ -234,7 +243,7 @@ fn collect_apps(t: &Term, terms: &mut Vec<Term>, labels: &mut Vec<String>) {
         terms.push(t.clone());
     }
     for a in t.args() {
-        collect_apps(a, terms, labels);
+        collect_apps(a, terms, labels, seen);
     }
 }
 

@@ -491,7 +491,20 @@ impl Term {
             d.set(d.get() + 1);
             d.get()
         });
-        let r = if depth > MAX_SHOWN_DEPTH { write!(f, "…") } else { self.fmt_node(f, outer) };
+        if depth == 1 {
+            SHOWN_NODES.with(|n| n.set(0));
+        }
+        // Terms are DAGs: printed as trees they can be exponentially large, so the
+        // nodes printed per term are bounded too.
+        let nodes = SHOWN_NODES.with(|n| {
+            n.set(n.get() + 1);
+            n.get()
+        });
+        let r = if depth > MAX_SHOWN_DEPTH || nodes > MAX_SHOWN_NODES {
+            write!(f, "…")
+        } else {
+            self.fmt_node(f, outer)
+        };
         SHOWN_DEPTH.with(|d| d.set(d.get() - 1));
         r
     }
@@ -587,9 +600,11 @@ fn sort_name(s: Sort) -> &'static str {
 }
 
 const MAX_SHOWN_DEPTH: u32 = 48;
+const MAX_SHOWN_NODES: u32 = 400;
 
 thread_local! {
     static SHOWN_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    static SHOWN_NODES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 impl fmt::Display for Term {
@@ -637,6 +652,17 @@ mod tests {
         }
         reset_interner();
         drop(t);
+    }
+
+    #[test]
+    fn shared_terms_print_in_bounded_size() {
+        // y = y + y, sixty times: a DAG of 61 nodes, a tree of 2^60 leaves.
+        let mut t = Term::var("x", Sort::Int);
+        for _ in 0..60 {
+            t = Term::add(t.clone(), t);
+        }
+        let shown = t.to_string();
+        assert!(shown.len() < 10_000, "{}", shown.len());
     }
 
     #[test]
