@@ -1002,6 +1002,7 @@ impl Gen {
             if self.frame.is_some() { 1 } else { 3 },    // join
             3,                                           // return
             if nested { 2 } else { 0 },                  // block
+            if nested { 1 } else { 0 },                  // deep nesting (rare)
         ];
         let line = match self.rng.weighted(&w) {
             0 => {
@@ -1097,9 +1098,24 @@ impl Gen {
                 _ => format!("join {};", self.contract(&cx.at(Place::Join), 3)),
             },
             8 => self.ret(cx),
-            _ => {
+            9 => {
                 let n = 1 + self.rng.below(2);
                 self.block(cx, n, d - 1, indent)
+            }
+            _ => {
+                // Deep nesting (the parser accepts 500 levels): blocks, or `if`s on one
+                // condition (one feasible path each), around one statement.
+                let k = 30 + self.rng.below(120);
+                let (c, _) = self.expr(cx, &Ty::Bool, 1);
+                let scope = cx.locals.len();
+                let inner = self.stmt(cx, 0, 0);
+                cx.locals.truncate(scope);
+                let (open, close) = if self.rng.chance(50) {
+                    ("{ ".to_string(), "}")
+                } else {
+                    (format!("if ({c}) {{ "), "}")
+                };
+                format!("{}{}{}", open.repeat(k), inner.trim(), close.repeat(k))
             }
         };
         format!("{pad}{line}\n")
