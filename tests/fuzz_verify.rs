@@ -1669,7 +1669,7 @@ fn fuzz_regressions_terminate() {
         .map(|e| e.path())
         .filter(|p| {
             let name = p.to_string_lossy();
-            name.ends_with(".jv") || name.ends_with(".jv.hang")
+            name.ends_with(".jv")
         })
         .collect();
     files.sort();
