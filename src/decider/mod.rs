@@ -230,24 +230,17 @@ impl Decider {
         if self.known.contains_key(&Term::not(t.clone())) {
             return Sat::Unsat;
         }
-        let left = match self.deadline {
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Sat::Unknown;
-                }
-                self.backend().set_timeout_ms(left.as_millis().min(u32::MAX as u128) as u32);
-                Some(left)
+        if let Some(d) = self.deadline {
+            let left = d.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Sat::Unknown;
             }
-            None => None,
-        };
+            self.backend().set_timeout_ms(left.as_millis().min(u32::MAX as u128) as u32);
+        }
         self.counters.queries += 1;
         let start = Instant::now();
         self.sync();
-        let r = match left {
-            Some(left) => self.backend().check_within(t, left),
-            None => self.backend().check_with(t),
-        };
+        let r = self.backend().check_with(t);
         self.counters.z3_time += start.elapsed();
         r
     }

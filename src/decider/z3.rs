@@ -216,34 +216,6 @@ impl Backend {
         }
     }
 
-    /// As `check_with`, but interrupted after `left` even where Z3 ignores its
-    /// `timeout` parameter (nonlinear arithmetic): a watchdog thread interrupts the
-    /// context, and the check answers `unknown`.
-    pub fn check_within(&mut self, t: &Term, left: std::time::Duration) -> Sat {
-        use std::sync::mpsc;
-        let b = self.translate(t).as_bool().expect("Bool");
-        let ctx = z3::Context::thread_local();
-        let handle = ctx.handle();
-        let (done, wait) = mpsc::channel::<()>();
-        let solver = &self.solver;
-        let handle = &handle;
-        let r = std::thread::scope(|scope| {
-            scope.spawn(move || {
-                if let Err(mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(left) {
-                    handle.interrupt();
-                }
-            });
-            let r = solver.check_assumptions(&[b]);
-            let _ = done.send(());
-            r
-        });
-        match r {
-            SatResult::Sat => Sat::Sat,
-            SatResult::Unsat => Sat::Unsat,
-            SatResult::Unknown => Sat::Unknown,
-        }
-    }
-
     /// Values of `terms` in a model of the assertions plus `t` (for counterexamples).
     pub fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
         if self.check_with(t) != Sat::Sat {
