@@ -22,12 +22,28 @@ pub enum Answer {
     Unknown,
 }
 
+/// What a conjunct of the path condition is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A branch condition.
+    Branch,
+    /// A fact assumed on this path (producing an assertion, holding a chunk).
+    Fact,
+    /// A fact that follows from holding the chunks produced so far: a snapshot's shape
+    /// (`s = combine(first(s), second(s))`), a non-null receiver, two distinct
+    /// locations, a fact of an opened predicate's body. True on any path that holds
+    /// them; a pure method's definition asserts it for every application.
+    Derived,
+    /// A fact true on every path: an instance of a pure method's definition or
+    /// postcondition axiom. It needs no guard when it leaves a `join`.
+    Axiom,
+}
+
 /// One conjunct of the path condition.
 #[derive(Clone, Debug)]
 pub struct PcEntry {
     pub term: Term,
-    /// A branch condition (as opposed to a fact assumed while producing or unfolding).
-    pub branch: bool,
+    pub kind: Kind,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -103,6 +119,14 @@ impl Decider {
         })
     }
 
+    /// When the member's time budget runs out.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+    pub fn set_deadline(&mut self, d: Option<Instant>) {
+        self.deadline = d;
+    }
+
     /// Has the member's time budget run out?
     pub fn out_of_time(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
@@ -169,7 +193,7 @@ impl Decider {
         &self.pc[mark.min(self.pc.len())..]
     }
 
-    fn add(&mut self, t: Term, branch: bool) {
+    fn add(&mut self, t: Term, kind: Kind) {
         if t.is_true() {
             return;
         }
@@ -184,17 +208,25 @@ impl Decider {
             }
             self.entry_vars.push(vs);
             *self.known.entry(c.clone()).or_insert(0) += 1;
-            self.pc.push(PcEntry { term: c, branch });
+            self.pc.push(PcEntry { term: c, kind });
         }
     }
 
     /// Σ := Σ ∪ {t}, a fact.
     pub fn assume(&mut self, t: Term) {
-        self.add(t, false)
+        self.add(t, Kind::Fact)
     }
     /// Σ := Σ ∪ {t}, a branch condition.
     pub fn assume_branch(&mut self, t: Term) {
-        self.add(t, true)
+        self.add(t, Kind::Branch)
+    }
+    /// Σ := Σ ∪ {t}, a fact that follows from the chunks held.
+    pub fn assume_derived(&mut self, t: Term) {
+        self.add(t, Kind::Derived)
+    }
+    /// Σ := Σ ∪ {t}, an axiom instance (true on every path).
+    pub fn assume_axiom(&mut self, t: Term) {
+        self.add(t, Kind::Axiom)
     }
 
     /// Is `t` syntactically among the assumptions (or literally true)?
@@ -278,19 +310,7 @@ impl Decider {
 
 /// The symbols occurring in `t`.
 fn symbols(t: &Term) -> Vec<Term> {
-    let mut out = vec![];
-    let mut seen = std::collections::HashSet::new();
-    let mut stack = vec![t.clone()];
-    while let Some(x) = stack.pop() {
-        if !seen.insert(x.id()) {
-            continue;
-        }
-        if let crate::state::term::Op::Var(..) = x.op() {
-            out.push(x.clone());
-        }
-        stack.extend(x.args().iter().cloned());
-    }
-    out
+    t.symbols()
 }
 
 #[cfg(test)]

@@ -80,7 +80,7 @@ impl<'p> Verifier<'p> {
     }
 
     fn set_conjunct(&mut self, a: &Expr) {
-        if self.unfold_depth == 0 && !self.conjunct_frozen {
+        if !self.conjunct_frozen {
             self.conjunct = a.span;
             self.conjunct_text = crate::rules::show::expr(a);
         }

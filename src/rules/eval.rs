@@ -68,7 +68,7 @@ impl<'p> Verifier<'p> {
                     return;
                 }
                 let len = Term::len(t);
-                v.dec.assume(Term::le(Term::int(0), len.clone()));
+                v.dec.assume_derived(Term::le(Term::int(0), len.clone()));
                 q(v, s, len)
             }),
             ExprKind::Index { arr, idx } => self.eval(s, arr, &|v, s, ta| {
@@ -251,22 +251,26 @@ impl<'p> Verifier<'p> {
 
     /// Evaluate `e` under `guard` without splitting the path: explore it in a join,
     /// re-assume its facts guarded, and return the `ite` of its leaves' values.
-    /// `None` when it failed (the failure is recorded) or the path ended.
+    /// `None` when the path ended inside (every sub-path is in the ledger: merged,
+    /// failed, pruned or timed out); otherwise one path goes on.
     pub fn eval_guarded(&mut self, s: &State, guard: Term, e: &'p Expr) -> Option<Term> {
         if !self.feasible(&guard) {
             // The operand is irrelevant on this path.
             return Some(Term::default_of(sort_of(&e.ty)));
         }
-        let (failures, cuts, timed_out) = (self.failures.len(), self.cuts, self.timed_out);
+        let before = self.ledger;
         let leaves = self.join(&|v, k| {
             v.dec.assume_branch(guard.clone());
             v.eval(s.clone(), e, &|v, _s, t| k(v, t));
         });
-        // The `ite` below treats the leaves as exhaustive: any path that ended without
-        // a leaf (a failure, a silent cut, the time budget) ends this path too.
-        if self.failures.len() > failures || self.cuts > cuts || (self.timed_out && !timed_out) {
+        // The `ite` below treats the leaves as exhaustive: if any sub-path ended
+        // otherwise than as a leaf or a proved prune (a failure, the time budget),
+        // this path ends with it.
+        let after = self.ledger;
+        if after.failed > before.failed || after.timeout > before.timeout {
             return None;
         }
+        self.ledger.started += 1;
         self.assume_leaf_facts(&leaves);
         // Leaves are exhaustive (infeasible ones aside): the last is the `else`. Each
         // condition includes the guard, which is harmless: the value only matters
@@ -361,7 +365,7 @@ impl<'p> Verifier<'p> {
 
     pub fn check_bounds(&mut self, s: &State, ta: &Term, ti: &Term, e: &Expr) -> bool {
         let len = Term::len(ta.clone());
-        self.dec.assume(Term::le(Term::int(0), len.clone()));
+        self.dec.assume_derived(Term::le(Term::int(0), len.clone()));
         let ok = Term::and(Term::le(Term::int(0), ti.clone()), Term::lt(ti.clone(), len));
         self.check(s, &ok, e.span, "index.out.of.bounds", || {
             format!("the index in `{}` might be out of bounds", crate::rules::show::expr(e))
@@ -467,7 +471,7 @@ impl<'p> Verifier<'p> {
         }
         let closes_before = self.closes;
         let in_opening = self.opening_depth > 0;
-        let termination = if self.unfold_depth == 0 { self.termination } else { None };
+        let termination = self.termination;
         self.pre_depth += 1;
         self.consume_with(mode, callee, &m.requires, &|v, rest, snap| {
             v.pre_depth -= 1;
@@ -532,14 +536,9 @@ impl<'p> Verifier<'p> {
         fargs.extend(recv.iter().cloned());
         fargs.extend(args.iter().cloned());
         let term = Term::app(f, fargs);
-        v.assume_pure_facts(s, target, &snap, recv.clone(), args, &term, explicit);
-        v.record_call(EvaluatedCall {
-            term: term.clone(),
-            target,
-            snap: snap.clone(),
-            recv,
-            args: args.to_vec(),
-        });
+        // Its axioms: the postcondition, and (with inference, or for `use`) the body.
+        let body = explicit || v.config.infer;
+        v.instantiate(&term, crate::rules::definition::FUEL, body, 0);
         q(v, s.clone(), PureCall { term, snap })
     }
 
@@ -565,17 +564,6 @@ impl<'p> Verifier<'p> {
             _ => None,
         }
     }
-}
-
-/// A pure call evaluated on the current path, to unroll again when a predicate
-/// instance with its snapshot is opened or closed.
-#[derive(Clone)]
-pub struct EvaluatedCall {
-    pub term: Term,
-    pub target: MemberRef,
-    pub snap: Term,
-    pub recv: Option<Term>,
-    pub args: Vec<Term>,
 }
 
 /// The result of evaluating a pure call.

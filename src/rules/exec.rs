@@ -399,7 +399,9 @@ impl<'p> Verifier<'p> {
             return self.internal(&s, span, "close of a non-call");
         };
         let p = *p;
-        let Some(body) = self.body_of(p) else { return };
+        let Some(body) = self.body_of(p) else {
+            return self.internal(&s, span, "a predicate without a body");
+        };
         self.eval_receiver(s, recv, span, &|v, s, t0| {
             v.eval_list(s, args, &|v, s, targs| {
                 let store = v.callee_store(p, t0.clone(), &targs);
@@ -414,7 +416,7 @@ impl<'p> Verifier<'p> {
                         let name = v.info.preds.get(&p).cloned().unwrap_or_else(|| "?".into());
                         let back =
                             State { heap: rest.heap, old: rest.old, store: caller_store.clone() };
-                        v.after_ghost(&back, &snap);
+                        v.after_ghost(&snap);
                         let c = Chunk::pred(p, name, t0.clone(), targs.clone(), snap);
                         v.add_chunk(back, c, q)
                     },
@@ -442,6 +444,8 @@ impl<'p> Verifier<'p> {
             s,
             invs,
             &|v, frame, _| {
+                // Two paths go on: the body's check and the code after the loop.
+                v.ledger.started += 1;
                 // Fresh values for the locals the loop assigns.
                 let mut havocked = frame.clone();
                 for x in &assigned {
@@ -480,11 +484,12 @@ impl<'p> Verifier<'p> {
                                             },
                                             s,
                                             invs,
-                                            &|_, _, _| {},
+                                            &|v, _, _| v.ledger.completed += 1,
                                         )
                                     })
                                 },
-                                &|_, _, ()| {},
+                                // The loop is left: the path after the loop covers it.
+                                &|v, _, ()| v.ledger.completed += 1,
                             )
                         })
                     })
@@ -493,7 +498,8 @@ impl<'p> Verifier<'p> {
                 let snap = v.fresh("inv", Sort::Snap);
                 v.produce_all(havocked, snap, invs, &|v, s, ()| {
                     v.eval(s, cond, &|v, s, c| {
-                        v.branch(s, c, &|_, _, ()| {}, &|v, s, ()| q(v, s, ()))
+                        // Another iteration: the body's check covers it.
+                        v.branch(s, c, &|v, _, ()| v.ledger.completed += 1, &|v, s, ()| q(v, s, ()))
                     })
                 });
             },
@@ -511,7 +517,9 @@ impl<'p> Verifier<'p> {
         ret: Ret<'_, 'p>,
         q: Q<'_, 'p, ()>,
     ) {
-        let StmtKind::Join(a) = &stmts[j].kind else { return };
+        let StmtKind::Join(a) = &stmts[j].kind else {
+            return self.internal(&s, stmts[j].span, "a join that is not one");
+        };
         let (prefix, rest) = (&stmts[..j], &stmts[j + 1..]);
         let reached = std::cell::Cell::new(0u32);
         self.in_frame(|v| {
@@ -522,7 +530,8 @@ impl<'p> Verifier<'p> {
                     Mode::Consume { id: "join.failed", call: None },
                     s,
                     std::slice::from_ref(a),
-                    &|_, _, _| {
+                    &|v, _, _| {
+                        v.ledger.merged += 1;
                         reached.set(reached.get() + 1);
                     },
                 )
@@ -546,6 +555,7 @@ impl<'p> Verifier<'p> {
             after.set(x, f);
         }
         let snap = self.fresh("join", Sort::Snap);
+        self.ledger.started += 1;
         self.produce(after, snap, a, &|v, s, ()| v.exec_block(s, rest, ret, q))
     }
 }

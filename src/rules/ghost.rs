@@ -6,21 +6,14 @@
 //! solver once for "is it any of these?", and only then one candidate at a time.
 
 use crate::decider::Answer;
-use crate::rules::eval::{EvaluatedCall, Lookup};
-use crate::rules::{MAX_UNFOLD, Mode, Q, Verifier};
+use crate::rules::eval::Lookup;
+use crate::rules::{Mode, Q, Verifier};
 use crate::state::State;
 use crate::state::chunk::{Chunk, ChunkKind};
 use crate::state::heap::{Heap, Slot};
 use crate::state::term::Term;
 use crate::syntax::ast::{Expr, ExprKind, MemberRef, Span};
 use std::rc::Rc;
-
-/// Is a snapshot built from known parts (a combination or a wrapped value), as closing
-/// a predicate builds it, rather than an opaque symbol?
-fn snap_is_built(s: &Term) -> bool {
-    use crate::state::term::Op;
-    matches!(s.op(), Op::Combine | Op::Wrap(_) | Op::Unit)
-}
 
 impl<'p> Verifier<'p> {
     /// Find a chunk of `kind` whose receiver and arguments provably equal these.
@@ -113,7 +106,7 @@ impl<'p> Verifier<'p> {
         self.produce(inner, chunk.value.clone(), body, &|v, opened, ()| {
             let back = State { heap: opened.heap, old: opened.old, store: store.clone() };
             v.open_nesting -= 1;
-            v.after_ghost(&back, &chunk.value);
+            v.after_ghost(&chunk.value);
             q(v, back, ());
             v.open_nesting += 1;
         });
@@ -198,7 +191,9 @@ impl<'p> Verifier<'p> {
             Lookup::NotFound => {
                 let conj = (self.conjunct, self.conjunct_text.clone());
                 if self.config.infer && self.close_depth < crate::rules::MAX_CLOSE {
-                    let Some(body) = self.body_of(p) else { return };
+                    let Some(body) = self.body_of(p) else {
+                        return self.internal(&s, a.span, "a predicate without a body");
+                    };
                     let saved = self.begin_tentative();
                     let inner_tag = self.current_tag();
                     let outer_mode = self.mode;
@@ -217,7 +212,7 @@ impl<'p> Verifier<'p> {
                         v.close_depth -= 1;
                         v.set_tag(saved.0);
                         v.mode = outer_mode;
-                        v.after_ghost(&s, &snap);
+                        v.after_ghost(&snap);
                         q(v, s.clone(), h2b, snap);
                         v.set_tag(inner_tag);
                         v.close_depth = depth;
@@ -230,12 +225,14 @@ impl<'p> Verifier<'p> {
                     self.conjunct = conj.0;
                     self.conjunct_text = conj.1;
                     if let Some(first) = errs.first() {
+                        // The paths that failed inside the close ended there; this
+                        // reports them once, as the consumer's failure.
                         let what = format!(
                             "no predicate instance `{}`, and closing it failed: {}",
                             crate::rules::show::expr(a),
                             first.message
                         );
-                        self.fail(&s, a.span, "insufficient.permission", what);
+                        self.report(&s, a.span, "insufficient.permission", what);
                     }
                     return;
                 }
@@ -253,85 +250,5 @@ impl<'p> Verifier<'p> {
                 self.fail(&s, a.span, "insufficient.permission", what);
             }
         }
-    }
-
-    /// After a predicate instance with snapshot `snap` was opened or closed: unroll
-    /// once more the pure calls already evaluated on that snapshot (LANGUAGE.md
-    /// section 6, as Silicon's predicate-triggered function definitions do).
-    pub fn after_ghost(&mut self, s: &State, snap: &Term) {
-        if !self.config.infer || self.unfold_depth > 0 {
-            return;
-        }
-        let calls: Vec<EvaluatedCall> = self.calls_on(snap);
-        for c in calls {
-            self.assume_pure_facts(s, c.target, &c.snap, c.recv, &c.args, &c.term, true);
-        }
-    }
-
-    /// Facts about a pure call `term = C.p(snap, recv, args)`: its postcondition, and
-    /// (with inference or when `explicit`) its body equation, unrolled to a bounded depth.
-    #[allow(clippy::too_many_arguments)]
-    pub fn assume_pure_facts(
-        &mut self,
-        s: &State,
-        target: MemberRef,
-        snap: &Term,
-        recv: Option<Term>,
-        args: &[Term],
-        term: &Term,
-        explicit: bool,
-    ) {
-        let body_wanted = explicit || self.config.infer;
-        if self.unfold_depth >= MAX_UNFOLD || (!self.first_unfolding(term) && !explicit) {
-            return;
-        }
-        let m = &self.prog.classes[target.class].members[target.member];
-        let store = self.callee_store(target, recv, args);
-        // An unfolding does not depend on where it is evaluated: no termination
-        // context, no enclosing `opening`, no enclosing inferred closes.
-        let saved = (self.termination.take(), self.opening_depth, self.close_depth);
-        self.unfold_depth += 1;
-        self.opening_depth = 0;
-        self.close_depth = 0;
-        // The postcondition, about `result`.
-        if !m.ensures.is_empty() {
-            let mut st = State { heap: Heap::new(), old: s.old.clone(), store: store.clone() };
-            st.set("result", term.clone());
-            let leaves = self.join(&|v, k| {
-                v.produce_all(st.clone(), snap.clone(), &m.requires, &|v, st, ()| {
-                    v.produce_all(st, Term::unit(), &m.ensures, &|v, _st, ()| k(v, ()))
-                })
-            });
-            self.assume_leaf_facts(&leaves);
-        }
-        // The body equation. A recursive call inside an unfolding is unrolled only on
-        // a snapshot the heap determines (built by closes): on an opaque one it would
-        // only branch undecided.
-        let recursive = self.unfolding.contains(&target);
-        let determined = !recursive || snap_is_built(snap);
-        if body_wanted
-            && determined
-            && let Some(body) = self.body_of(target)
-        {
-            let st = State { heap: Heap::new(), old: s.old.clone(), store: store.clone() };
-            self.unfolding.push(target);
-            let leaves = self.join(&|v, k| {
-                v.produce_all(st.clone(), snap.clone(), &m.requires, &|v, st, ()| {
-                    v.eval(st, body, &|v, _st, t| k(v, t))
-                })
-            });
-            self.unfolding.pop();
-            // Each leaf's equation holds under its own branch conditions, whether or
-            // not some paths of the body were cut.
-            self.assume_leaf_facts(&leaves);
-            for l in &leaves {
-                let eq = Term::eq(term.clone(), l.value.clone());
-                self.dec.assume(Term::implies(Term::and_all(l.conds.clone()), eq));
-            }
-        }
-        self.unfold_depth -= 1;
-        self.termination = saved.0;
-        self.opening_depth = saved.1;
-        self.close_depth = saved.2;
     }
 }

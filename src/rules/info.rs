@@ -21,6 +21,13 @@ pub struct Info {
     pub provides: HashMap<MemberRef, HashSet<Rc<str>>>,
     /// `Class.member` (the constructor is `Class.new`) of every member.
     pub member_names: HashMap<MemberRef, String>,
+    /// The pure method of each function name (to tell program functions from the
+    /// skolem functions of definitions).
+    pub func_members: HashMap<Rc<str>, MemberRef>,
+    /// For each pure method, the pure methods its definition may mention directly:
+    /// those called in its contract and body, and in the bodies of the predicates
+    /// these mention (transitively through predicates, not through pure methods).
+    pub deps: HashMap<MemberRef, Vec<MemberRef>>,
 }
 
 impl Info {
@@ -31,6 +38,8 @@ impl Info {
             preds: HashMap::new(),
             provides: HashMap::new(),
             member_names: HashMap::new(),
+            func_members: HashMap::new(),
+            deps: HashMap::new(),
         };
         for (ci, c) in prog.classes.iter().enumerate() {
             for (mi, m) in c.members.iter().enumerate() {
@@ -56,6 +65,7 @@ impl Info {
                             domain: domain.into(),
                             range: sort_of(&m.ty),
                         };
+                        info.func_members.insert(f.name.clone(), r);
                         info.funcs.insert(r, f);
                     }
                     MemberKind::Predicate => {
@@ -71,6 +81,11 @@ impl Info {
             let mut out = HashSet::new();
             collect_provided(prog, &info, *p, &mut seen, &mut out);
             info.provides.insert(*p, out);
+        }
+        let funcs: Vec<MemberRef> = info.funcs.keys().copied().collect();
+        for f in funcs {
+            let d = pure_deps(prog, &info, f);
+            info.deps.insert(f, d);
         }
         info
     }
@@ -134,4 +149,64 @@ fn walk(
         }
         _ => {}
     }
+}
+
+/// The members called (pure methods, predicates, methods) anywhere in `e`. Iterative:
+/// expressions may nest deeper than the stack allows recursion.
+pub fn calls_in(e: &Expr, out: &mut Vec<MemberRef>) {
+    let mut stack: Vec<&Expr> = vec![e];
+    while let Some(e) = stack.pop() {
+        match &e.kind {
+            ExprKind::Field { recv, .. } => stack.push(recv),
+            ExprKind::Length(a) | ExprKind::Old(a) | ExprKind::Acc(a) => stack.push(a),
+            ExprKind::AccArray(a) | ExprKind::Untouched(a) => stack.push(a),
+            ExprKind::Unary { e, .. } => stack.push(e),
+            ExprKind::Index { arr, idx } => stack.extend([&**arr, &**idx]),
+            ExprKind::Binary { l, r, .. } => stack.extend([&**l, &**r]),
+            ExprKind::Cond { c, a, b } => stack.extend([&**c, &**a, &**b]),
+            ExprKind::Opening { pred: x, body } | ExprKind::Using { call: x, body } => {
+                stack.extend([&**x, &**body])
+            }
+            ExprKind::Call { recv, args, target, .. } => {
+                if let Some(t) = target {
+                    out.push(*t);
+                }
+                if let CallRecv::Expr(r) = recv {
+                    stack.push(r);
+                }
+                stack.extend(args.iter());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The pure methods whose definitions `f`'s definition may use directly (see
+/// `Info::deps`), in a deterministic order.
+fn pure_deps(prog: &Program, info: &Info, f: MemberRef) -> Vec<MemberRef> {
+    let mut seen: HashSet<MemberRef> = HashSet::new();
+    let mut out = vec![];
+    let mut todo = vec![f];
+    seen.insert(f);
+    while let Some(m) = todo.pop() {
+        let mem = &prog.classes[m.class].members[m.member];
+        let mut calls = vec![];
+        for e in mem.requires.iter().chain(&mem.ensures) {
+            calls_in(e, &mut calls);
+        }
+        if let Body::Return(e) = &mem.body {
+            calls_in(e, &mut calls);
+        }
+        for c in calls {
+            if !seen.insert(c) {
+                continue;
+            }
+            if info.funcs.contains_key(&c) {
+                out.push(c);
+            } else if info.preds.contains_key(&c) {
+                todo.push(c);
+            }
+        }
+    }
+    out
 }

@@ -9,12 +9,19 @@
 //! explores a sub-computation in a pushed frame and returns its leaves.
 //! A failed check is recorded with `Verifier::fail` and its path stops (the
 //! continuation is not called); other paths go on.
+//!
+//! Every path ends in the ledger (`ledger.rs`): reaching the end of what is being
+//! verified, a recorded failure, a prune the decider proved, a recorded timeout, or
+//! a merge into a `join`. Nothing else ends a path; the member's check fails with an
+//! internal error when the ledger does not balance.
 
 pub mod consume;
+pub mod definition;
 pub mod eval;
 pub mod exec;
 pub mod ghost;
 pub mod info;
+pub mod ledger;
 pub mod produce;
 pub mod show;
 
@@ -57,6 +64,10 @@ pub struct Leaf<T> {
     pub conds: Vec<Term>,
     /// Facts assumed since the join started.
     pub facts: Vec<Term>,
+    /// Facts that follow from the chunks held, assumed since the join started.
+    pub derived: Vec<Term>,
+    /// Axiom instances assumed since the join started (true on every path).
+    pub axioms: Vec<Term>,
     pub value: T,
 }
 
@@ -77,11 +88,6 @@ pub struct Verifier<'p> {
     tag: u32,
     next_tag: u32,
     fresh: HashMap<String, u32>,
-    /// Depth of nested pure-method unfoldings (0: not unfolding).
-    pub unfold_depth: u32,
-    /// Paths ended silently (a failure or give-up inside an unfolding, an undecided
-    /// branch below the top unfolding): a join whose paths were cut is not exhaustive.
-    pub cuts: u64,
     /// Pure-call termination checking: the pure method whose body is being checked.
     pub termination: Option<crate::syntax::ast::MemberRef>,
     /// Nesting of pure-call preconditions being evaluated.
@@ -96,26 +102,35 @@ pub struct Verifier<'p> {
     pub close_depth: u32,
     /// The failing path so far (for `--trace`).
     pub trace: Vec<TraceEntry>,
-    /// Paths explored to their end (a postcondition or a `join`).
+    /// Paths that reached the end of what was verified (a postcondition, the end of a
+    /// pure body or predicate body).
     pub paths: u64,
     pub branches: u64,
     pub pruned: u64,
     pub chunks_max: u64,
+    /// How every path ended.
+    pub ledger: ledger::Ledger,
+    /// The `assert` and `return` statements some path reached (for `--smoke`).
+    pub reached: std::collections::HashSet<Span>,
     /// Set when the member's time budget ran out: every path stops.
     pub timed_out: bool,
-    /// The pure methods whose bodies are being unfolded, innermost last.
-    pub unfolding: Vec<crate::syntax::ast::MemberRef>,
-    /// Pure calls evaluated so far, at any unfolding depth, by snapshot (for
-    /// re-unrolling after open/close). Not path-specific: an equation unrolled for a
-    /// call met on another path is still true.
-    evaluated: HashMap<Term, Vec<eval::EvaluatedCall>>,
-    evaluated_terms: std::collections::HashSet<Term>,
     /// A name for the next object `new` allocates (the local it is assigned to).
     pub name_hint: Option<String>,
-    /// Pure calls already unfolded on the current path (a set, and the order they
-    /// were added in, to forget them when a frame is left).
-    unfolded: std::collections::HashSet<Term>,
-    unfolded_order: Vec<Term>,
+    /// Objects allocated by `new` so far (any path), each numbered by `alloc#`.
+    pub allocated: std::collections::HashSet<Term>,
+    /// The definitions of pure methods translated so far.
+    pub defs: definition::Defs,
+    /// This verifier translates definitions (it never translates on demand).
+    pub translating: bool,
+    translator: Option<Box<Verifier<'p>>>,
+    /// Applications whose axioms are assumed on the current path, with the fuel used
+    /// (`body` tells whether the body axioms were included), and the log to undo
+    /// that when a frame is left.
+    instantiated: HashMap<(Term, bool), u32>,
+    inst_log: Vec<((Term, bool), Option<u32>)>,
+    /// Applications met so far (any path), by snapshot, for `after_ghost`.
+    apps_by_snap: HashMap<Term, Vec<Term>>,
+    recorded: std::collections::HashSet<Term>,
 }
 
 /// When less than this much stack is left, the rules continue on a new segment.
@@ -123,8 +138,6 @@ pub const STACK_RED_ZONE: usize = 1 << 20;
 /// The size of each new stack segment.
 pub const STACK_SEGMENT: usize = 64 << 20;
 
-/// Bound on nested unfoldings of pure methods.
-pub const MAX_UNFOLD: u32 = 6;
 /// Bound on nested evaluations of pure-call preconditions.
 pub const MAX_PRE_DEPTH: u32 = 32;
 /// Bound on opens nested inside the production of an opened body.
@@ -170,8 +183,6 @@ impl<'p> Verifier<'p> {
             tag: 0,
             next_tag: 1,
             fresh: HashMap::new(),
-            unfold_depth: 0,
-            cuts: 0,
             termination: None,
             pre_depth: 0,
             open_nesting: 0,
@@ -183,13 +194,18 @@ impl<'p> Verifier<'p> {
             branches: 0,
             pruned: 0,
             chunks_max: 0,
+            ledger: ledger::Ledger::default(),
+            reached: std::collections::HashSet::new(),
             timed_out: false,
-            unfolding: Vec::new(),
-            evaluated: HashMap::new(),
-            evaluated_terms: std::collections::HashSet::new(),
             name_hint: None,
-            unfolded: std::collections::HashSet::new(),
-            unfolded_order: Vec::new(),
+            allocated: std::collections::HashSet::new(),
+            defs: definition::Defs::default(),
+            translating: false,
+            translator: None,
+            instantiated: HashMap::new(),
+            inst_log: Vec::new(),
+            apps_by_snap: HashMap::new(),
+            recorded: std::collections::HashSet::new(),
         }
     }
 
@@ -200,31 +216,60 @@ impl<'p> Verifier<'p> {
         Term::var(&format!("{base}@{n}"), sort)
     }
 
-    /// Should this path stop because the member ran out of time?
+    /// Should this path stop because the member ran out of time? When it says so,
+    /// the path ends (as a timeout, in the ledger): the caller returns.
     pub fn stopped(&mut self) -> bool {
-        if self.timed_out {
-            return true;
-        }
-        if self.dec.out_of_time() {
+        if !self.timed_out && self.dec.out_of_time() {
             self.timed_out = true;
-            return true;
         }
-        false
+        if self.timed_out {
+            self.ledger.timeout += 1;
+        }
+        self.timed_out
     }
 
     /// Record a failure at `span` (the offending expression) for `reason`, reported
-    /// according to the current mode. The caller stops its path.
+    /// according to the current mode. The caller stops its path: in the ledger, the
+    /// path ends as failed (or as pruned, when the path turns out infeasible).
     pub fn fail(&mut self, state: &State, span: Span, reason: &'static str, what: String) {
-        if self.unfold_depth > 0 {
-            // Failures while unfolding a pure method are not the user's: the unfolding
-            // simply yields nothing on that path.
-            self.cuts += 1;
-            return;
+        if self.report(state, span, reason, what) {
+            self.ledger.failed += 1;
+        } else {
+            self.ledger.pruned += 1;
+        }
+    }
+
+    /// Record a failure without ending a path (the path already ended: a tentative
+    /// close whose own failures were taken back is reported once for them). False
+    /// when the path is infeasible and nothing was recorded.
+    pub fn report(
+        &mut self,
+        state: &State,
+        span: Span,
+        reason: &'static str,
+        what: String,
+    ) -> bool {
+        if self.translating {
+            // A translation's failures only leave its definition partial; the member's
+            // own check reports them to the user.
+            self.failures.push(Failure {
+                tag: self.tag,
+                err: VerificationError {
+                    id: reason,
+                    reason,
+                    message: String::new(),
+                    span,
+                    notes: vec![],
+                    trace: None,
+                    counterexample: None,
+                },
+            });
+            return true;
         }
         // Producing a fact can make a path infeasible without a branch noticing
         // (`r != null ==> acc(r.val)` then `r != null`): a dead path has no failures.
         if self.dec.check(&Term::tt()) == crate::decider::Sat::Unsat {
-            return;
+            return false;
         }
         let (id, at, message, notes) = match self.mode {
             Mode::Stmt => (reason, span, what, vec![]),
@@ -256,11 +301,12 @@ impl<'p> Verifier<'p> {
                 counterexample: None,
             },
         });
+        true
     }
 
     /// Attach a counterexample to the most recent failure (a false boolean `goal`).
     pub fn attach_counterexample(&mut self, state: &State, goal: &Term) {
-        if !self.config.counterexample || self.unfold_depth > 0 {
+        if !self.config.counterexample || self.translating {
             return;
         }
         let cex = crate::rules::show::counterexample(self, state, goal);
@@ -271,10 +317,6 @@ impl<'p> Verifier<'p> {
 
     /// Record a solver give-up on this path.
     pub fn fail_unknown(&mut self, state: &State, span: Span) {
-        if self.unfold_depth > 0 {
-            self.cuts += 1;
-            return;
-        }
         self.timed_out = self.timed_out || self.dec.out_of_time();
         let save = self.mode;
         self.mode = Mode::Stmt;
@@ -350,14 +392,13 @@ impl<'p> Verifier<'p> {
         };
         if !then_ok || !else_ok {
             self.pruned += 1;
+            if !then_ok && !else_ok {
+                // Neither side is feasible: the path itself is.
+                self.ledger.pruned += 1;
+            }
         } else {
             self.branches += 1;
-            if self.unfold_depth > 1 {
-                // Below the top unfolding, unroll only as far as the path condition
-                // determines: an undecided branch abandons the unfolding.
-                self.cuts += 1;
-                return;
-            }
+            self.ledger.started += 1;
         }
         if then_ok {
             self.in_frame(|v| {
@@ -385,11 +426,15 @@ impl<'p> Verifier<'p> {
     pub fn in_frame<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
         self.dec.push();
         let trace_len = self.trace.len();
-        let unfolded_len = self.unfolded_order.len();
+        let inst_len = self.inst_log.len();
         let r = f(self);
         self.trace.truncate(trace_len);
-        for t in self.unfolded_order.drain(unfolded_len..) {
-            self.unfolded.remove(&t);
+        let undo: Vec<_> = self.inst_log.drain(inst_len..).rev().collect();
+        for (key, prev) in undo {
+            match prev {
+                Some(k) => self.instantiated.insert(key, k),
+                None => self.instantiated.remove(&key),
+            };
         }
         self.dec.pop();
         r
@@ -397,7 +442,8 @@ impl<'p> Verifier<'p> {
 
     /// Explore `run` in a pushed frame and return its leaves: for each path that
     /// reached the inner continuation, the branch conditions and facts assumed on the
-    /// way and the value passed. The caller re-assumes what it needs.
+    /// way and the value passed. The caller re-assumes what it needs. Each leaf ends
+    /// its path as merged; a caller that goes on after the join starts one path.
     pub fn join<T: Clone>(
         &mut self,
         run: &dyn Fn(&mut Verifier<'p>, Leafer<'_, 'p, T>),
@@ -406,30 +452,45 @@ impl<'p> Verifier<'p> {
         self.in_frame(|v| {
             let mark = v.dec.mark();
             run(v, &|v: &mut Verifier<'p>, value: T| {
-                let mut conds = vec![];
-                let mut facts = vec![];
+                let (mut conds, mut facts, mut derived, mut axioms) =
+                    (vec![], vec![], vec![], vec![]);
                 for e in v.dec.entries_since(mark) {
-                    if e.branch {
-                        conds.push(e.term.clone());
-                    } else {
-                        facts.push(e.term.clone());
+                    let t = e.term.clone();
+                    match e.kind {
+                        crate::decider::Kind::Branch => conds.push(t),
+                        crate::decider::Kind::Fact => facts.push(t),
+                        crate::decider::Kind::Derived => derived.push(t),
+                        crate::decider::Kind::Axiom => axioms.push(t),
                     }
                 }
-                leaves.borrow_mut().push(Leaf { conds, facts, value });
+                v.ledger.merged += 1;
+                leaves.borrow_mut().push(Leaf { conds, facts, derived, axioms, value });
             });
         });
         leaves.into_inner()
     }
 
-    /// Assume each leaf's facts, guarded by its branch conditions.
+    /// Assume each leaf's facts, guarded by its branch conditions (axiom instances
+    /// unguarded: they hold on every path).
     pub fn assume_leaf_facts<T>(&mut self, leaves: &[Leaf<T>]) {
         let mut seen = std::collections::HashSet::new();
         for l in leaves {
+            for a in &l.axioms {
+                if seen.insert(a.clone()) {
+                    self.dec.assume_axiom(a.clone());
+                }
+            }
             let guard = Term::and_all(l.conds.clone());
             for f in &l.facts {
                 let t = Term::implies(guard.clone(), f.clone());
                 if seen.insert(t.clone()) {
                     self.dec.assume(t);
+                }
+            }
+            for f in &l.derived {
+                let t = Term::implies(guard.clone(), f.clone());
+                if seen.insert(t.clone()) {
+                    self.dec.assume_derived(t);
                 }
             }
         }
@@ -462,27 +523,6 @@ impl<'p> Verifier<'p> {
         taken
     }
 
-    /// Remember an evaluated pure call.
-    pub fn record_call(&mut self, c: eval::EvaluatedCall) {
-        if self.config.infer && self.evaluated_terms.insert(c.term.clone()) {
-            self.evaluated.entry(c.snap.clone()).or_default().push(c);
-        }
-    }
-
-    /// The pure calls evaluated so far on snapshot `snap`.
-    pub fn calls_on(&self, snap: &Term) -> Vec<eval::EvaluatedCall> {
-        self.evaluated.get(snap).cloned().unwrap_or_default()
-    }
-
-    /// Has this pure call been unfolded on the current path? Marks it if not.
-    pub fn first_unfolding(&mut self, call: &Term) -> bool {
-        if !self.unfolded.insert(call.clone()) {
-            return false;
-        }
-        self.unfolded_order.push(call.clone());
-        true
-    }
-
     pub fn note_heap_size(&mut self, state: &State) {
         self.chunks_max = self.chunks_max.max(state.heap.len() as u64);
     }
@@ -490,7 +530,7 @@ impl<'p> Verifier<'p> {
     /// Append a trace entry for the current path (when tracing).
     pub fn trace_step(&mut self, state: &State, what: impl FnOnce() -> String, span: Span) {
         self.note_heap_size(state);
-        if !self.config.trace || self.unfold_depth > 0 {
+        if !self.config.trace || self.translating {
             return;
         }
         let e = self.trace_with_state(state, &what(), span);

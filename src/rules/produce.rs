@@ -84,7 +84,7 @@ impl<'p> Verifier<'p> {
     pub fn split(&mut self, s: &Term) -> (Term, Term) {
         let (a, b) = (Term::first(s.clone()), Term::second(s.clone()));
         if !matches!(s.op(), Op::Combine) {
-            self.dec.assume(Term::eq(s.clone(), Term::combine(a.clone(), b.clone())));
+            self.dec.assume_derived(Term::eq(s.clone(), Term::combine(a.clone(), b.clone())));
         }
         (a, b)
     }
@@ -93,7 +93,7 @@ impl<'p> Verifier<'p> {
     pub fn unwrap_snap(&mut self, s: &Term, sort: Sort) -> Term {
         let v = Term::unwrap(s.clone(), sort);
         if !matches!(s.op(), Op::Wrap(_)) {
-            self.dec.assume(Term::eq(s.clone(), Term::wrap(v.clone())));
+            self.dec.assume_derived(Term::eq(s.clone(), Term::wrap(v.clone())));
         }
         v
     }
@@ -105,9 +105,16 @@ impl<'p> Verifier<'p> {
         if !self.impure(a) {
             return self.eval(s, a, &|v, s, t| {
                 if t.is_false() {
+                    // An assumption that is false: the path is infeasible.
+                    v.ledger.pruned += 1;
                     return;
                 }
-                v.dec.assume(t);
+                // In an opened predicate body, a fact holds of every instance held.
+                if v.open_nesting > 0 {
+                    v.dec.assume_derived(t);
+                } else {
+                    v.dec.assume(t);
+                }
                 q(v, s, ())
             });
         }
@@ -188,17 +195,19 @@ impl<'p> Verifier<'p> {
         if let Some(r) = &c.recv {
             let nn = Term::ne(r.clone(), Term::null());
             if nn.is_false() {
+                self.ledger.pruned += 1;
                 return;
             }
-            self.dec.assume(nn);
+            self.dec.assume_derived(nn);
             if !matches!(c.kind, ChunkKind::Pred(..)) {
                 for other in s.heap.iter().filter(|o| o.kind == c.kind) {
                     let Some(o) = &other.recv else { continue };
                     if o == r {
                         // Two chunks for one location: this path is infeasible.
+                        self.ledger.pruned += 1;
                         return;
                     }
-                    self.dec.assume(Term::ne(o.clone(), r.clone()));
+                    self.dec.assume_derived(Term::ne(o.clone(), r.clone()));
                 }
             }
         }

@@ -6,6 +6,7 @@
 
 pub mod chunk;
 pub mod heap;
+pub mod subst;
 pub mod term;
 
 use heap::Heap;

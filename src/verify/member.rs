@@ -38,7 +38,11 @@ impl<'p> Verifier<'p> {
                 let Body::Return(body) = &m.body else { return };
                 let snap = v.fresh("s", Sort::Snap);
                 v.mode = Mode::WellFormed;
-                v.produce(s, snap, body, &|_, _, ()| {});
+                v.ledger.started += 1;
+                v.produce(s, snap, body, &|v, _, ()| {
+                    v.paths += 1;
+                    v.ledger.completed += 1;
+                });
                 v.mode = Mode::Stmt;
             }),
             MemberKind::Pure => self.in_frame(|v| {
@@ -46,16 +50,18 @@ impl<'p> Verifier<'p> {
                 let Body::Return(body) = &m.body else { return };
                 let snap = v.fresh("s", Sort::Snap);
                 v.mode = Mode::WellFormed;
+                v.ledger.started += 1;
                 v.produce_all(s, snap, &m.requires, &|v, s, ()| {
                     v.termination = Some(r);
                     v.eval(s, body, &|v, mut s, t| {
                         v.termination = None;
                         s.set("result", t);
+                        v.paths += 1;
                         v.consume_with(
                             Mode::Consume { id: "postcondition.violated", call: None },
                             s,
                             &m.ensures,
-                            &|_, _, _| {},
+                            &|v, _, _| v.ledger.completed += 1,
                         );
                         v.termination = Some(r);
                     });
@@ -97,11 +103,12 @@ impl<'p> Verifier<'p> {
         }
         self.mode = Mode::WellFormed;
         let snap = self.fresh("s", Sort::Snap);
+        self.ledger.started += 1;
         self.produce_all(s, snap, &m.requires, &|v, s, ()| {
             let post =
                 State { heap: Heap::new(), old: Rc::new(s.heap.clone()), store: s.store.clone() };
             let snap = v.fresh("s", Sort::Snap);
-            v.produce_all(post, snap, &m.ensures, &|_, _, ()| {});
+            v.produce_all(post, snap, &m.ensures, &|v, _, ()| v.ledger.completed += 1);
         });
         self.mode = Mode::Stmt;
     }
@@ -119,6 +126,7 @@ impl<'p> Verifier<'p> {
         // The postcondition speaks of the parameters' values on entry, as callers read
         // it with the arguments' values (the body may assign to a parameter).
         let entry = s.store.clone();
+        self.ledger.started += 1;
         self.produce_all(s, snap, &m.requires, &|v, s, ()| {
             let mut s = s;
             s.old = Rc::new(s.heap.clone());
@@ -140,7 +148,7 @@ impl<'p> Verifier<'p> {
                     Mode::Consume { id: "postcondition.violated", call: None },
                     s,
                     &m.ensures,
-                    &|_, _, _| {},
+                    &|v, _, _| v.ledger.completed += 1,
                 );
             };
             v.exec_block(s, &body.stmts, &post, &|v, s, ()| post(v, s));

@@ -43,6 +43,15 @@ pub fn verify_member_with(
     let mut v = Verifier::new(program, info, config.clone());
     v.verify(member);
     let timed_out = v.timed_out;
+    // Every path must have ended in the ledger: anything else is a bug in the rules,
+    // never a verdict.
+    if !v.ledger.balanced() {
+        let name = info.member_names.get(&member).cloned().unwrap_or_default();
+        return Err(format!(
+            "internal error in {name}: a path ended outside the ledger ({:?})",
+            v.ledger
+        ));
+    }
     let mut errors: Vec<VerificationError> = Vec::new();
     let mut seen = HashSet::new();
     for f in v.failures.drain(..) {
@@ -82,6 +91,7 @@ pub fn verify_member_with(
         pushes: v.dec.counters.pushes,
         branches: v.branches,
         pruned: v.pruned,
+        ledger: v.ledger,
         chunks_max: v.chunks_max,
         z3_ms: v.dec.counters.z3_time.as_secs_f64() * 1000.0,
         total_ms: time_ms,

@@ -79,6 +79,8 @@ pub struct Stats {
     pub pushes: u64,
     pub branches: u64,
     pub pruned: u64,
+    /// How every path ended (started = completed + failed + pruned + timeout + merged).
+    pub ledger: crate::rules::ledger::Ledger,
     pub chunks_max: u64,
     pub z3_ms: f64,
     pub total_ms: f64,

@@ -1,0 +1,326 @@
+//! Pure methods as definitions (LANGUAGE.md sections 5 and 6; DESIGN.md, "Pure methods
+//! are definitions"). Each pure method `C.p` is translated once per member into
+//! axioms over formal symbols (its snapshot, receiver and parameters):
+//!
+//! - body axioms `guard ⇒ C.p(s, this, x) = value`, one per way of evaluating the
+//!   body (the guard is what producing the precondition and evaluating the body
+//!   assumed on the way: branch conditions, pure conjuncts, snapshot shapes);
+//! - postcondition axioms `guard ⇒ (conds ⇒ facts)` from producing the `ensures`
+//!   with `result` = the application.
+//!
+//! Each axiom is true of the function whatever the path, so an application met
+//! anywhere instantiates them (substituting its arguments for the formals) as facts
+//! that never branch and never end a path. Recursion is bounded by fuel, as
+//! Silicon's limited functions and Dafny's fuel bound it.
+//!
+//! The translation runs in its own verifier with its own decider (the translator),
+//! so nothing the caller's path condition says can shape a definition. Unknown
+//! values the translation meets (a bounded open that gives up) become skolem
+//! functions of the formals: the axiom still holds for every application. A pure
+//! method whose body fails the termination check has no body axioms (its
+//! equation could be inconsistent).
+
+use crate::rules::{Mode, Verifier, sort_of};
+use crate::state::heap::Heap;
+use crate::state::term::{Func, Op, Sort, Term};
+use crate::state::{State, Store};
+use crate::syntax::ast::MemberRef;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// Levels of definitions instantiated from an application met in the program.
+pub const FUEL: u32 = 3;
+/// How deep instantiation goes on snapshots built from known parts (closed
+/// predicates): there the definitions fold to known values, as far as the heap
+/// determines them.
+pub const MAX_DEPTH: u32 = 8;
+
+/// The axioms of one pure method, over its formals.
+pub struct Definition {
+    /// Snapshot, receiver (instance methods), parameters: the function's domain.
+    pub formals: Vec<Term>,
+    pub body: Vec<Term>,
+    pub post: Vec<Term>,
+}
+
+/// The definitions computed so far for one member's verification, shared by the
+/// verifier and its translator.
+pub type Defs = Rc<RefCell<HashMap<MemberRef, Rc<Definition>>>>;
+
+impl<'p> Verifier<'p> {
+    /// The definition of pure method `p`, translating it (and the pure methods it
+    /// mentions, first) when needed. The translator itself only reads what is
+    /// already translated: a pure method met while translating itself has none.
+    pub fn definition(&mut self, p: MemberRef) -> Option<Rc<Definition>> {
+        if let Some(d) = self.defs.borrow().get(&p) {
+            return Some(d.clone());
+        }
+        if self.translating {
+            return None;
+        }
+        self.translate_closure(p);
+        self.defs.borrow().get(&p).cloned()
+    }
+
+    /// Translate `p` and, before it, what it mentions (post-order; cycles cut).
+    fn translate_closure(&mut self, p: MemberRef) {
+        let mut order = vec![];
+        let mut seen = HashSet::new();
+        let mut stack = vec![(p, false)];
+        while let Some((m, done)) = stack.pop() {
+            if done {
+                order.push(m);
+                continue;
+            }
+            if !seen.insert(m) || self.defs.borrow().contains_key(&m) {
+                continue;
+            }
+            stack.push((m, true));
+            for d in self.info.deps.get(&m).into_iter().flatten().rev() {
+                if !seen.contains(d) {
+                    stack.push((*d, false));
+                }
+            }
+        }
+        for m in order {
+            if self.defs.borrow().contains_key(&m) {
+                continue;
+            }
+            let d = self.translator().translate(m);
+            self.defs.borrow_mut().insert(m, Rc::new(d));
+        }
+    }
+
+    /// The translator: a verifier with its own decider, created on first use.
+    fn translator(&mut self) -> &mut Verifier<'p> {
+        let (prog, info, defs, deadline) =
+            (self.prog, self.info, self.defs.clone(), self.dec.deadline());
+        let mut config = self.config.clone();
+        config.trace = false;
+        config.counterexample = false;
+        self.translator.get_or_insert_with(|| {
+            let mut t = Verifier::new(prog, info, config);
+            t.translating = true;
+            t.defs = defs;
+            t.dec.set_deadline(deadline);
+            Box::new(t)
+        })
+    }
+
+    /// Translate pure method `p` into its axioms (run on the translator).
+    fn translate(&mut self, p: MemberRef) -> Definition {
+        let m = &self.prog.classes[p.class].members[p.member];
+        let Some(f) = self.info.funcs.get(&p).cloned() else {
+            return Definition { formals: vec![], body: vec![], post: vec![] };
+        };
+        let name = f.name.clone();
+        let snap = Term::var(&format!("s#{name}"), Sort::Snap);
+        let mut formals = vec![snap.clone()];
+        let mut store = Store::new();
+        let this = (!m.is_static).then(|| Term::var(&format!("this#{name}"), Sort::Ref));
+        if let Some(t) = &this {
+            formals.push(t.clone());
+            store.insert_mut("this".into(), t.clone());
+        }
+        for prm in &m.params {
+            let t = Term::var(&format!("{}#{name}", prm.name.name), sort_of(&prm.ty));
+            formals.push(t.clone());
+            store.insert_mut(prm.name.name.as_str().into(), t);
+        }
+        let app = Term::app(&f, formals.clone());
+        let start = State { heap: Heap::new(), old: Rc::new(Heap::new()), store };
+        let failures = self.failures.len();
+        let body_axioms: RefCell<Vec<Term>> = RefCell::new(vec![]);
+        let post_axioms: RefCell<Vec<Term>> = RefCell::new(vec![]);
+        let saved_mode = self.mode;
+        self.mode = Mode::WellFormed;
+        if let Some(body) = self.body_of(p) {
+            self.in_frame(|v| {
+                let base = v.dec.mark();
+                if let Some(t) = &this {
+                    v.dec.assume(Term::ne(t.clone(), Term::null()));
+                }
+                v.produce_all(start.clone(), snap.clone(), &m.requires, &|v, s, ()| {
+                    v.termination = Some(p);
+                    v.eval(s, body, &|v, _s, value| {
+                        let (shapes, guard) = v.guard_between(base, v.dec.mark());
+                        let eq = Term::eq(app.clone(), value);
+                        let mut axioms = body_axioms.borrow_mut();
+                        for t in shapes.into_iter().chain([Term::implies(guard, eq)]) {
+                            if !axioms.contains(&t) {
+                                axioms.push(t);
+                            }
+                        }
+                    });
+                    v.termination = None;
+                });
+            });
+        }
+        let terminates =
+            !self.failures[failures..].iter().any(|f| f.err.id == "termination.unproven");
+        if !m.ensures.is_empty() {
+            self.in_frame(|v| {
+                let base = v.dec.mark();
+                if let Some(t) = &this {
+                    v.dec.assume(Term::ne(t.clone(), Term::null()));
+                }
+                v.produce_all(start.clone(), snap.clone(), &m.requires, &|v, mut s, ()| {
+                    let mid = v.dec.mark();
+                    s.set("result", app.clone());
+                    v.produce_all(s, Term::unit(), &m.ensures, &|v, _s, ()| {
+                        let (shapes, guard) = v.guard_between(base, mid);
+                        let (mut conds, mut facts) = (vec![], vec![]);
+                        for e in v.dec.entries_since(mid) {
+                            match e.kind {
+                                crate::decider::Kind::Branch => conds.push(e.term.clone()),
+                                crate::decider::Kind::Fact | crate::decider::Kind::Derived => {
+                                    facts.push(e.term.clone())
+                                }
+                                crate::decider::Kind::Axiom => {}
+                            }
+                        }
+                        let concl = Term::implies(Term::and_all(conds), Term::and_all(facts));
+                        let mut axioms = post_axioms.borrow_mut();
+                        for t in shapes.into_iter().chain([Term::implies(guard, concl)]) {
+                            if !axioms.contains(&t) {
+                                axioms.push(t);
+                            }
+                        }
+                    })
+                })
+            });
+        }
+        self.failures.truncate(failures);
+        self.mode = saved_mode;
+        let skolemize = |ts: Vec<Term>| -> Vec<Term> {
+            ts.into_iter()
+                .map(|t| skolemize(&t, &formals, &name))
+                .filter(|t| !t.is_true())
+                .collect()
+        };
+        let body = if terminates { skolemize(body_axioms.into_inner()) } else { vec![] };
+        let post = skolemize(post_axioms.into_inner());
+        if std::env::var_os("IDF_DEBUG_DEFS").is_some() {
+            eprintln!("definition of {name} (terminates: {terminates}):");
+            for t in body.iter().chain(&post) {
+                eprintln!("  {t}");
+            }
+        }
+        Definition { formals, body, post }
+    }
+
+    /// The guard of the path-condition entries in `[from, to)`: the conjunction of
+    /// its branch conditions and assumed facts; and, for each derived fact among them
+    /// (a snapshot's shape, an opened predicate's fact), the axiom `guard so far ⇒
+    /// fact`. Derived facts are not part of the guard: no call site knows them, but
+    /// they hold of every snapshot of the precondition once what was assumed before
+    /// them holds. Axiom entries hold anyway and are skipped.
+    fn guard_between(&self, from: usize, to: usize) -> (Vec<Term>, Term) {
+        let entries = self.dec.entries_since(from);
+        let n = to.saturating_sub(from).min(entries.len());
+        let mut so_far = vec![];
+        let mut shapes = vec![];
+        for e in &entries[..n] {
+            match e.kind {
+                crate::decider::Kind::Axiom => {}
+                crate::decider::Kind::Derived => {
+                    shapes.push(Term::implies(Term::and_all(so_far.clone()), e.term.clone()))
+                }
+                _ => so_far.push(e.term.clone()),
+            }
+        }
+        (shapes, Term::and_all(so_far))
+    }
+
+    /// Assume the axioms of the pure-method application `app` (postcondition always;
+    /// body when `body`), then of the applications they mention, while fuel lasts.
+    /// Facts true on every path: nothing here branches or ends a path.
+    pub fn instantiate(&mut self, app: &Term, fuel: u32, body: bool, depth: u32) {
+        let Op::App(f) = app.op() else { return };
+        let Some(&p) = self.info.func_members.get(&f.name) else { return };
+        if fuel == 0 {
+            return;
+        }
+        let key = (app.clone(), body);
+        if self.instantiated.get(&key).is_some_and(|&k| k >= fuel) {
+            return;
+        }
+        let prev = self.instantiated.insert(key.clone(), fuel);
+        self.inst_log.push((key, prev));
+        self.record_app(app);
+        let Some(d) = self.definition(p) else { return };
+        let map: HashMap<Term, Term> =
+            d.formals.iter().cloned().zip(app.args().iter().cloned()).collect();
+        let mut nested: Vec<Term> = vec![];
+        let mut seen: HashSet<Term> = HashSet::new();
+        let bodies: &[Term] = if body { &d.body } else { &[] };
+        for ax in d.post.iter().chain(bodies) {
+            let t = ax.substitute(&map);
+            if t.is_true() {
+                continue;
+            }
+            for a in t.apps() {
+                if a != *app && seen.insert(a.clone()) {
+                    nested.push(a);
+                }
+            }
+            self.dec.assume_axiom(t);
+        }
+        let nested_body = body && self.config.infer;
+        for n in nested {
+            let built =
+                n.args().first().is_some_and(|s| matches!(s.op(), Op::Combine | Op::Wrap(_)));
+            let next = if built && depth < MAX_DEPTH { fuel.max(2) - 1 } else { fuel - 1 };
+            self.instantiate(&n, next, nested_body, depth + 1);
+        }
+    }
+
+    /// Remember an application by its snapshot, for `after_ghost`.
+    fn record_app(&mut self, app: &Term) {
+        if self.recorded.insert(app.clone())
+            && let Some(s) = app.args().first()
+        {
+            self.apps_by_snap.entry(s.clone()).or_default().push(app.clone());
+        }
+    }
+
+    /// After a predicate instance with snapshot `snap` was opened or closed: give the
+    /// applications met on that snapshot fresh fuel (LANGUAGE.md section 6, as
+    /// Silicon's predicate-triggered function definitions). Axioms hold on every
+    /// path, so applications met on other paths may be instantiated here too.
+    pub fn after_ghost(&mut self, snap: &Term) {
+        if !self.config.infer {
+            return;
+        }
+        let apps = self.apps_by_snap.get(snap).cloned().unwrap_or_default();
+        for a in apps {
+            self.instantiate(&a, FUEL, true, 0);
+        }
+    }
+}
+
+/// Replace every symbol of `t` other than the formals by a skolem function of the
+/// formals (`sk#C.p#x@1(s, this, ..)`): an unknown value the translation met, which
+/// depends only on the application's arguments.
+fn skolemize(t: &Term, formals: &[Term], name: &str) -> Term {
+    let foreign: Vec<Term> = t.symbols().into_iter().filter(|x| !formals.contains(x)).collect();
+    if foreign.is_empty() {
+        return t.clone();
+    }
+    let domain: Rc<[Sort]> = formals.iter().map(|f| f.sort()).collect();
+    let map: HashMap<Term, Term> = foreign
+        .into_iter()
+        .filter_map(|x| {
+            let Op::Var(n, sort) = x.op() else { return None };
+            let f = Func {
+                name: format!("sk#{name}#{n}").into(),
+                domain: domain.clone(),
+                range: *sort,
+            };
+            let app = Term::app(&f, formals.to_vec());
+            Some((x, app))
+        })
+        .collect();
+    t.substitute(&map)
+}

@@ -1,0 +1,156 @@
+//! Substitution over hash-consed terms: replacing symbols by terms, rebuilding every
+//! node through its smart constructor so that the result folds (`first(combine(a, b))`
+//! becomes `a`, a decided `ite` its branch). Pure-method definitions are stored over
+//! formal symbols and instantiated per application with this.
+//!
+//! Architecture invariant: the walk is memoised per call (terms are DAGs) and grows
+//! its stack on the heap, so neither sharing nor depth makes it blow up.
+
+use crate::state::term::{Op, Term};
+use std::collections::HashMap;
+
+impl Term {
+    /// The node `op(args)` rebuilt through its smart constructor.
+    pub fn rebuild(op: &Op, sort: crate::state::term::Sort, args: Vec<Term>) -> Term {
+        let a = |i: usize| args[i].clone();
+        match op {
+            Op::Var(..) | Op::Int(_) | Op::BigInt(_) | Op::Bool(_) | Op::Null | Op::Unit => {
+                // Leaves have no arguments; `substitute` handles symbols itself.
+                match op {
+                    Op::Var(n, s) => Term::var(n, *s),
+                    Op::Int(n) => Term::int(*n),
+                    Op::BigInt(n) => Term::big_int(n),
+                    Op::Bool(b) => Term::bool(*b),
+                    Op::Null => Term::null(),
+                    _ => Term::unit(),
+                }
+            }
+            Op::Add => Term::add(a(0), a(1)),
+            Op::Sub => Term::sub(a(0), a(1)),
+            Op::Mul => Term::mul(a(0), a(1)),
+            Op::Div => Term::div(a(0), a(1)),
+            Op::Mod => Term::rem(a(0), a(1)),
+            Op::Neg => Term::neg(a(0)),
+            Op::Lt => Term::lt(a(0), a(1)),
+            Op::Le => Term::le(a(0), a(1)),
+            Op::Eq => Term::eq(a(0), a(1)),
+            Op::Not => Term::not(a(0)),
+            Op::And => Term::and_all(args),
+            Op::Or => Term::or(a(0), a(1)),
+            Op::Implies => Term::implies(a(0), a(1)),
+            Op::Ite => Term::ite(a(0), a(1), a(2)),
+            Op::Combine => Term::combine(a(0), a(1)),
+            Op::First => Term::first(a(0)),
+            Op::Second => Term::second(a(0)),
+            Op::Wrap(_) => Term::wrap(a(0)),
+            Op::Unwrap(_) => Term::unwrap(a(0), sort),
+            Op::App(f) => Term::app(f, args),
+            Op::Len => Term::len(a(0)),
+            Op::Select => Term::select(a(0), a(1)),
+            Op::Store => Term::store(a(0), a(1), a(2)),
+            Op::ConstArr(e) => Term::const_arr(*e, a(0)),
+        }
+    }
+
+    /// `self` with every symbol in `map` replaced by its image.
+    pub fn substitute(&self, map: &HashMap<Term, Term>) -> Term {
+        let mut memo: HashMap<u64, Term> = HashMap::new();
+        subst(self, map, &mut memo)
+    }
+
+    /// The symbols occurring in `self`, each once, in first-seen order.
+    pub fn symbols(&self) -> Vec<Term> {
+        let mut out = vec![];
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![self.clone()];
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x.id()) {
+                continue;
+            }
+            if let Op::Var(..) = x.op() {
+                out.push(x.clone());
+            }
+            stack.extend(x.args().iter().cloned());
+        }
+        out
+    }
+
+    /// Every application of a program function in `self`, each once.
+    pub fn apps(&self) -> Vec<Term> {
+        let mut out = vec![];
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![self.clone()];
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x.id()) {
+                continue;
+            }
+            if let Op::App(_) = x.op() {
+                out.push(x.clone());
+            }
+            stack.extend(x.args().iter().cloned());
+        }
+        out
+    }
+}
+
+fn subst(t: &Term, map: &HashMap<Term, Term>, memo: &mut HashMap<u64, Term>) -> Term {
+    if let Some(r) = memo.get(&t.id()) {
+        return r.clone();
+    }
+    let r = if let Op::Var(..) = t.op() {
+        map.get(t).cloned().unwrap_or_else(|| t.clone())
+    } else if t.args().is_empty() {
+        t.clone()
+    } else {
+        stacker::maybe_grow(1 << 20, 64 << 20, || {
+            let args: Vec<Term> = t.args().iter().map(|a| subst(a, map, memo)).collect();
+            if args.iter().zip(t.args()).all(|(a, b)| a == b) {
+                t.clone()
+            } else {
+                Term::rebuild(t.op(), t.sort(), args)
+            }
+        })
+    };
+    memo.insert(t.id(), r.clone());
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::state::term::{Func, Sort, Term};
+    use std::collections::HashMap;
+
+    #[test]
+    fn substitution_folds_snapshot_projections_and_decided_conditions() {
+        let s = Term::var("s#C.p", Sort::Snap);
+        let v = Term::var("v@1", Sort::Int);
+        let w = Term::var("w@2", Sort::Ref);
+        // ite(toRef(second(s)) = null, toInt(first(s)), 0)
+        let body = Term::ite(
+            Term::eq(Term::unwrap(Term::second(s.clone()), Sort::Ref), Term::null()),
+            Term::unwrap(Term::first(s.clone()), Sort::Int),
+            Term::int(0),
+        );
+        let mut map = HashMap::new();
+        map.insert(s.clone(), Term::combine(Term::wrap(v.clone()), Term::wrap(Term::null())));
+        assert_eq!(body.substitute(&map), v);
+        map.insert(s, Term::combine(Term::wrap(v), Term::wrap(w.clone())));
+        let r = body.substitute(&map);
+        assert_eq!(r.op(), &crate::state::term::Op::Ite);
+        assert!(r.symbols().contains(&w));
+    }
+
+    #[test]
+    fn substitution_keeps_unmapped_symbols_and_finds_applications() {
+        let f = Func { name: "C.f".into(), domain: vec![Sort::Snap].into(), range: Sort::Int };
+        let s = Term::var("s", Sort::Snap);
+        let x = Term::var("x", Sort::Int);
+        let t = Term::add(Term::app(&f, vec![s.clone()]), x.clone());
+        let mut map = HashMap::new();
+        map.insert(s, Term::unit());
+        let r = t.substitute(&map);
+        assert_eq!(r, Term::add(Term::app(&f, vec![Term::unit()]), x.clone()));
+        assert_eq!(r.apps(), vec![Term::app(&f, vec![Term::unit()])]);
+        assert_eq!(r.symbols(), vec![x]);
+    }
+}
