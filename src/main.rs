@@ -53,6 +53,10 @@ struct Cli {
     /// No ghost-operation inference (the paper's base algorithm).
     #[arg(long)]
     no_infer: bool,
+    /// Vacuity check: warn (`vacuous`) when no path of a verified member reaches its
+    /// end, or one of its `assert`s or `return`s.
+    #[arg(long)]
+    smoke: bool,
 }
 
 fn parse_timeout(s: &str) -> Result<f64, String> {
@@ -81,6 +85,7 @@ fn real_main() -> i32 {
             trace: cli.trace,
             counterexample: cli.counterexample,
             stats: cli.stats,
+            smoke: cli.smoke,
         },
         jobs: cli.jobs.unwrap_or(0),
         check_only: false,

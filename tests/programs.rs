@@ -6,7 +6,9 @@
 //! Leading comment lines may configure a file: `// check-only` (parse and check, do not
 //! verify: for front-end programs not meant to be proved) and `// flags: --no-infer`
 //! (the CLI flag of that name). An internal error of the verifier (its `Err` or a
-//! panic) is a mismatch like any other.
+//! panic) is a mismatch like any other. Every file runs with `--smoke`: a member that
+//! verifies vacuously, or an `assert`/`return` no path reaches, must be expected
+//! (`// expect: vacuous`).
 
 use idf_verify::driver::{self, Options};
 use idf_verify::report::expect;
@@ -45,6 +47,9 @@ fn programs_meet_their_expectations() {
     for ((check_only, infer), paths) in groups {
         let mut opts = Options { check_only, ..Options::default() };
         opts.config.infer = infer;
+        // Vacuity is checked everywhere: a verified member no path runs through must
+        // say so with `// expect: vacuous`.
+        opts.config.smoke = true;
         let run = driver::run(&paths, &opts);
         for f in &run.files {
             failures.extend(expect::check_file(f).iter().map(|m| m.render(&f.source.path)));

@@ -130,6 +130,7 @@ pub fn reported(file: &FileReport) -> Vec<Reported> {
                 MemberOutcome::Done(r) => r
                     .errors
                     .iter()
+                    .chain(&r.warnings)
                     .map(|e| Reported {
                         line: at(Some(e.span)),
                         id: e.id.to_string(),

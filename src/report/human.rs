@@ -55,6 +55,13 @@ pub fn render_file<W: WriteColor>(w: &mut W, f: &FileReport, opts: HumanOptions)
                         for e in &r.errors {
                             emit(w, &file, &verification_diagnostic(e, &lines))?;
                         }
+                        for e in &r.warnings {
+                            let d = Diagnostic::warning()
+                                .with_code(e.id)
+                                .with_message(&e.message)
+                                .with_labels(vec![Label::primary((), e.span.range())]);
+                            emit(w, &file, &d)?;
+                        }
                     }
                     MemberOutcome::Internal { name, message, .. } => {
                         w.set_color(ColorSpec::new().set_fg(Some(Color::Magenta)).set_bold(true))?;
@@ -84,7 +91,7 @@ fn member_line<W: WriteColor>(w: &mut W, r: &MemberResult) -> io::Result<()> {
 fn stats_line<W: WriteColor>(w: &mut W, s: &Stats) -> io::Result<()> {
     writeln!(
         w,
-        "    stats: {} paths, {} branches, {} pruned, {} queries, {} pushes, {} chunks max, {:.1} ms in Z3, {:.1} ms outside",
+        "    stats: {} paths, {} branches, {} pruned, {} queries, {} pushes, {} chunks max, {:.1} ms in Z3, {:.1} ms outside\n    ledger: {} started = {} completed + {} failed + {} pruned + {} timeout + {} merged",
         s.paths,
         s.branches,
         s.pruned,
@@ -92,7 +99,13 @@ fn stats_line<W: WriteColor>(w: &mut W, s: &Stats) -> io::Result<()> {
         s.pushes,
         s.chunks_max,
         s.z3_ms,
-        (s.total_ms - s.z3_ms).max(0.0)
+        (s.total_ms - s.z3_ms).max(0.0),
+        s.ledger.started,
+        s.ledger.completed,
+        s.ledger.failed,
+        s.ledger.pruned,
+        s.ledger.timeout,
+        s.ledger.merged,
     )
 }
 

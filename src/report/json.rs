@@ -46,6 +46,9 @@ pub struct MemberJson<'a> {
     pub status: &'static str,
     pub time_ms: f64,
     pub errors: Vec<ErrorJson<'a>>,
+    /// `vacuous` warnings (`--smoke`); absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<ErrorJson<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stats: Option<&'a Stats>,
 }
@@ -134,6 +137,7 @@ fn member<'a>(r: &'a MemberResult, lines: &Lines<'_>) -> MemberJson<'a> {
         status,
         time_ms: ms(r.time_ms),
         errors: r.errors.iter().map(|e| error(e, lines)).collect(),
+        warnings: r.warnings.iter().map(|e| error(e, lines)).collect(),
         stats: r.stats.as_ref(),
     }
 }
@@ -161,6 +165,7 @@ fn internal<'a>(
         status: "internal-error",
         time_ms: 0.0,
         errors: vec![e],
+        warnings: vec![],
         stats: None,
     }
 }

@@ -265,7 +265,7 @@ impl<'p> Verifier<'p> {
                     nested.push(a);
                 }
             }
-            self.dec.assume_axiom(t);
+            self.assume_instance(t);
         }
         let nested_body = body && self.config.infer;
         for n in nested {
@@ -274,6 +274,26 @@ impl<'p> Verifier<'p> {
             let next = if built && depth < MAX_DEPTH { fuel.max(2) - 1 } else { fuel - 1 };
             self.instantiate(&n, next, nested_body, depth + 1);
         }
+    }
+
+    /// Assume an axiom instance `guard ⇒ conclusion`. When the path condition has
+    /// every conjunct of the guard syntactically, the conclusion alone is assumed, as
+    /// a fact of this path (not an axiom: a `join` then guards it with the branch
+    /// conditions it depends on). The translator keeps axioms whole.
+    fn assume_instance(&mut self, t: Term) {
+        if !self.translating
+            && let Op::Implies = t.op()
+        {
+            let (g, c) = (&t.args()[0], &t.args()[1]);
+            let known = match g.op() {
+                Op::And => g.args().iter().all(|x| self.dec.known(x)),
+                _ => self.dec.known(g),
+            };
+            if known {
+                return self.dec.assume(c.clone());
+            }
+        }
+        self.dec.assume_axiom(t)
     }
 
     /// Remember an application by its snapshot, for `after_ghost`.

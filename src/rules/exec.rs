@@ -64,6 +64,9 @@ impl<'p> Verifier<'p> {
     }
 
     fn exec_stmt(&mut self, s: State, st: &'p Stmt, ret: Ret<'_, 'p>, q: Q<'_, 'p, ()>) {
+        if self.config.smoke && matches!(st.kind, StmtKind::Assert(_) | StmtKind::Return(_)) {
+            self.reached.insert(st.span);
+        }
         match &st.kind {
             StmtKind::Local { ty, name, init } => match init {
                 None => {
@@ -152,8 +155,7 @@ impl<'p> Verifier<'p> {
                     return;
                 }
                 let base = v.name_hint.take().unwrap_or_else(|| "arr".to_string());
-                let a = v.fresh(&base, Sort::Ref);
-                v.dec.assume(Term::ne(a.clone(), Term::null()));
+                let a = v.new_object(&s, &base);
                 v.dec.assume(Term::eq(Term::len(a.clone()), n));
                 let e = elem_of(&Type::Array(Box::new(elem.clone())));
                 let contents = Term::default_of(Sort::Arr(e));
@@ -349,14 +351,12 @@ impl<'p> Verifier<'p> {
     ) {
         let Some(ci) = self.prog.classes.iter().position(|c| c.name.name == class) else {
             // `new Object()`
-            let o = self.fresh("obj", Sort::Ref);
-            self.dec.assume(Term::ne(o.clone(), Term::null()));
+            let o = self.new_object(&s, "obj");
             return q(self, s, o);
         };
         let cls = &self.prog.classes[ci];
         let base = self.name_hint.take().unwrap_or_else(|| class.to_lowercase());
-        let o = self.fresh(&base, Sort::Ref);
-        self.dec.assume(Term::ne(o.clone(), Term::null()));
+        let o = self.new_object(&s, &base);
         let ctor = cls.members.iter().position(|m| m.kind == MemberKind::Constructor);
         self.eval_list(s, args, &|v, s, targs| match ctor {
             Some(mi) => {
@@ -369,6 +369,45 @@ impl<'p> Verifier<'p> {
                 v.add_chunks(s, fields, &|v, s, ()| q(v, s, o.clone()))
             }
         })
+    }
+
+    /// A freshly allocated object (Java's `new`, LANGUAGE.md section 5): non-null and
+    /// different from every reference that existed before it. Objects allocated in
+    /// this member are numbered (`alloc#(o) = k`), which makes them pairwise distinct
+    /// with one fact each; every other reference the state holds (store, heap, old
+    /// heap) gets a disequality.
+    pub fn new_object(&mut self, s: &State, base: &str) -> Term {
+        let o = self.fresh(base, Sort::Ref);
+        self.dec.assume(Term::ne(o.clone(), Term::null()));
+        let alloc = crate::state::term::Func {
+            name: "alloc#".into(),
+            domain: vec![Sort::Ref].into(),
+            range: Sort::Int,
+        };
+        let k = self.allocated.len() as i64 + 1;
+        self.dec.assume(Term::eq(Term::app(&alloc, vec![o.clone()]), Term::int(k)));
+        let mut existing: Vec<Term> = vec![];
+        let mut seen = std::collections::HashSet::new();
+        let mut note = |t: &Term| {
+            if t.sort() == Sort::Ref
+                && !matches!(t.op(), crate::state::term::Op::Null)
+                && !self.allocated.contains(t)
+                && seen.insert(t.clone())
+            {
+                existing.push(t.clone());
+            }
+        };
+        for (_, t) in s.store.iter() {
+            note(t);
+        }
+        for c in s.heap.iter().chain(s.old.iter()) {
+            c.recv.iter().chain(c.args.iter()).chain([&c.value]).for_each(&mut note);
+        }
+        for r in existing {
+            self.dec.assume(Term::ne(o.clone(), r));
+        }
+        self.allocated.insert(o.clone());
+        o
     }
 
     /// Chunks for every field of class `ci` of object `o`, at default values.

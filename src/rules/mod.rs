@@ -103,8 +103,10 @@ pub struct Verifier<'p> {
     /// The failing path so far (for `--trace`).
     pub trace: Vec<TraceEntry>,
     /// Paths that reached the end of what was verified (a postcondition, the end of a
-    /// pure body or predicate body).
+    /// pure body or predicate body) or a `join`.
     pub paths: u64,
+    /// Paths that reached the end of the member (not counting joins).
+    pub ends: u64,
     pub branches: u64,
     pub pruned: u64,
     pub chunks_max: u64,
@@ -194,6 +196,7 @@ impl<'p> Verifier<'p> {
             branches: 0,
             pruned: 0,
             chunks_max: 0,
+            ends: 0,
             ledger: ledger::Ledger::default(),
             reached: std::collections::HashSet::new(),
             timed_out: false,

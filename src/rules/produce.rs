@@ -102,8 +102,18 @@ impl<'p> Verifier<'p> {
         if self.stopped() {
             return;
         }
+        // Evaluation while producing reads the heap without changing it: a field read
+        // that opens a predicate (inference) opens it only for the read, as Viper's
+        // `unfolding` does, so producing a predicate body that reads its successor's
+        // fields leaves the successor closed.
+        let h0 = s.heap.clone();
+        let keep = |mut s: State| {
+            s.heap = h0.clone();
+            s
+        };
         if !self.impure(a) {
             return self.eval(s, a, &|v, s, t| {
+                let s = keep(s);
                 if t.is_false() {
                     // An assumption that is false: the path is infeasible.
                     v.ledger.pruned += 1;
@@ -128,12 +138,14 @@ impl<'p> Verifier<'p> {
                 self.produce(s, sl, l, &|v, s, ()| v.produce(s, sr.clone(), r, q))
             }
             ExprKind::Binary { op: BinOp::Implies, l, r } => self.eval(s, l, &|v, s, c| {
+                let s = keep(s);
                 let snap = snap.clone();
                 v.branch(s, c, &|v, s, ()| v.produce(s, snap.clone(), r, q), &|v, s, ()| {
                     q(v, s, ())
                 })
             }),
             ExprKind::Cond { c, a: x, b: y } => self.eval(s, c, &|v, s, tc| {
+                let s = keep(s);
                 let snap = snap.clone();
                 v.branch(s, tc, &|v, s, ()| v.produce(s, snap.clone(), x, q), &|v, s, ()| {
                     v.produce(s, snap.clone(), y, q)
@@ -146,11 +158,13 @@ impl<'p> Verifier<'p> {
                 let name = self.info.field(class.unwrap_or(0), &field.name);
                 let sort = sort_of(&f.ty);
                 self.eval(s, recv, &|v, s, t| {
+                    let s = keep(s);
                     let value = v.unwrap_snap(&snap, sort);
                     v.add_chunk(s, Chunk::field(name.clone(), t, value), q)
                 })
             }
             ExprKind::AccArray(arr) => self.eval(s, arr, &|v, s, t| {
+                let s = keep(s);
                 let value = v.unwrap_snap(&snap, Sort::Arr(elem_of(&arr.ty)));
                 v.add_chunk(s, Chunk::array(t, value), q)
             }),
@@ -162,6 +176,7 @@ impl<'p> Verifier<'p> {
                 };
                 self.eval_opt(s, recv_expr, &|v, s, t0| {
                     v.eval_list(s, args, &|v, s, targs| {
+                        let s = keep(s);
                         let name = v.info.preds.get(&p).cloned().unwrap_or_else(|| "?".into());
                         let c = Chunk::pred(p, name, t0.clone(), targs, snap.clone());
                         v.add_chunk(s, c, q)

@@ -366,7 +366,12 @@ impl Term {
         mk(Op::Or, Sort::Bool, vec![a, b])
     }
     pub fn implies(a: Term, b: Term) -> Term {
-        if a.is_false() || b.is_true() {
+        if a.is_false() || b.is_true() || a == b {
+            return Term::tt();
+        }
+        if let Op::And = a.op()
+            && a.args().contains(&b)
+        {
             return Term::tt();
         }
         if a.is_true() {

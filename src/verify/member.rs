@@ -41,6 +41,7 @@ impl<'p> Verifier<'p> {
                 v.ledger.started += 1;
                 v.produce(s, snap, body, &|v, _, ()| {
                     v.paths += 1;
+                    v.ends += 1;
                     v.ledger.completed += 1;
                 });
                 v.mode = Mode::Stmt;
@@ -57,6 +58,7 @@ impl<'p> Verifier<'p> {
                         v.termination = None;
                         s.set("result", t);
                         v.paths += 1;
+                        v.ends += 1;
                         v.consume_with(
                             Mode::Consume { id: "postcondition.violated", call: None },
                             s,
@@ -143,6 +145,7 @@ impl<'p> Verifier<'p> {
                     s.set("result", res);
                 }
                 v.paths += 1;
+                v.ends += 1;
                 v.trace_step(&s, || "consume the postcondition".to_string(), m.name.span);
                 v.consume_with(
                     Mode::Consume { id: "postcondition.violated", call: None },

@@ -12,7 +12,7 @@ pub use result::{Config, MemberResult, Stats, Status, TraceEntry, VerificationEr
 
 use crate::rules::Verifier;
 use crate::rules::info::Info;
-use crate::syntax::ast::{MemberRef, Program};
+use crate::syntax::ast::{MemberRef, Program, Span};
 use std::collections::HashSet;
 use std::time::Instant;
 
@@ -97,5 +97,60 @@ pub fn verify_member_with(
         total_ms: time_ms,
     });
     let name = info.member_names.get(&member).cloned().unwrap_or_default();
-    Ok(MemberResult { member, name, kind: m.kind, status, errors, time_ms, stats })
+    let warnings =
+        if config.smoke && status == Status::Verified { smoke(&v, m, &name) } else { vec![] };
+    Ok(MemberResult { member, name, kind: m.kind, status, errors, warnings, time_ms, stats })
+}
+
+/// `--smoke`: a verified member no path ran to its end (its precondition may be
+/// contradictory), and each `assert` or `return` no path reached.
+fn smoke(v: &Verifier<'_>, m: &crate::syntax::ast::Member, name: &str) -> Vec<VerificationError> {
+    let warn = |span, message: String| VerificationError {
+        id: "vacuous",
+        reason: "vacuous",
+        message,
+        span,
+        notes: vec![],
+        trace: None,
+        counterexample: None,
+    };
+    let mut out = vec![];
+    if v.ends == 0 {
+        out.push(warn(
+            m.name.span,
+            format!(
+                "no path reaches the end of `{name}`: it verifies vacuously (is its precondition contradictory?)"
+            ),
+        ));
+    }
+    if let crate::syntax::ast::Body::Block(b) = &m.body {
+        let mut points = vec![];
+        asserts_and_returns(&b.stmts, &mut points);
+        for (span, what) in points {
+            if !v.reached.contains(&span) {
+                out.push(warn(span, format!("no path reaches this `{what}`")));
+            }
+        }
+    }
+    out
+}
+
+/// The `assert` and `return` statements in `stmts`, nested ones included.
+fn asserts_and_returns(stmts: &[crate::syntax::ast::Stmt], out: &mut Vec<(Span, &'static str)>) {
+    use crate::syntax::ast::StmtKind;
+    for st in stmts {
+        match &st.kind {
+            StmtKind::Assert(_) => out.push((st.span, "assert")),
+            StmtKind::Return(_) => out.push((st.span, "return")),
+            StmtKind::If { then, els, .. } => {
+                asserts_and_returns(&then.stmts, out);
+                if let Some(e) = els {
+                    asserts_and_returns(std::slice::from_ref(&**e), out);
+                }
+            }
+            StmtKind::While { body, .. } => asserts_and_returns(&body.stmts, out),
+            StmtKind::Block(b) => asserts_and_returns(&b.stmts, out),
+            _ => {}
+        }
+    }
 }

@@ -20,11 +20,21 @@ pub struct Config {
     pub counterexample: bool,
     /// Collect per-member statistics.
     pub stats: bool,
+    /// Vacuity check: warn (`vacuous`) when no path of a verified member reaches its
+    /// end, or some `assert` or `return` of it.
+    pub smoke: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { infer: true, timeout: None, trace: false, counterexample: false, stats: false }
+        Config {
+            infer: true,
+            timeout: None,
+            trace: false,
+            counterexample: false,
+            stats: false,
+            smoke: false,
+        }
     }
 }
 
@@ -94,6 +104,8 @@ pub struct MemberResult {
     pub kind: MemberKind,
     pub status: Status,
     pub errors: Vec<VerificationError>,
+    /// Warnings (`vacuous`, from `--smoke`); they do not change the verdict.
+    pub warnings: Vec<VerificationError>,
     pub time_ms: f64,
     pub stats: Option<Stats>,
 }
