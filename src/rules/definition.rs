@@ -29,12 +29,20 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-/// Levels of definitions instantiated from an application met in the program.
+/// Levels of recursive definitions instantiated from an application met in the
+/// program. Only applications of recursive pure methods use fuel: a chain of
+/// non-recursive calls is unrolled to its end (bounded by `MAX_CHAIN`).
 pub const FUEL: u32 = 3;
-/// How deep instantiation goes on snapshots built from known parts (closed
-/// predicates): there the definitions fold to known values, as far as the heap
-/// determines them.
+/// How deep instantiation of recursive definitions goes on snapshots built from
+/// known parts (closed predicates): there the definitions fold to known values, as
+/// far as the heap determines them.
 pub const MAX_DEPTH: u32 = 8;
+/// A bound on nested instantiation whatever the fuel (program size bounds acyclic
+/// chains anyway; this keeps a pathological program from exhausting memory).
+pub const MAX_CHAIN: u32 = 64;
+/// At most this many instantiations per member: beyond, applications stay
+/// uninterpreted (sound: fewer facts), so no program makes instantiation explode.
+pub const MAX_INSTANCES: u64 = 50_000;
 
 /// The axioms of one pure method, over its formals.
 pub struct Definition {
@@ -246,6 +254,10 @@ impl<'p> Verifier<'p> {
         if self.instantiated.get(&key).is_some_and(|&k| k >= fuel) {
             return;
         }
+        if self.instances >= MAX_INSTANCES {
+            return;
+        }
+        self.instances += 1;
         let prev = self.instantiated.insert(key.clone(), fuel);
         self.inst_log.push((key, prev));
         self.record_app(app);
@@ -268,10 +280,27 @@ impl<'p> Verifier<'p> {
             self.assume_instance(t);
         }
         let nested_body = body && self.config.infer;
+        if depth >= MAX_CHAIN {
+            return;
+        }
         for n in nested {
+            let recursive = match n.op() {
+                Op::App(g) => self
+                    .info
+                    .func_members
+                    .get(&g.name)
+                    .is_some_and(|m| self.info.recursive.contains(m)),
+                _ => false,
+            };
             let built =
                 n.args().first().is_some_and(|s| matches!(s.op(), Op::Combine | Op::Wrap(_)));
-            let next = if built && depth < MAX_DEPTH { fuel.max(2) - 1 } else { fuel - 1 };
+            let next = if !recursive {
+                fuel
+            } else if built && depth < MAX_DEPTH {
+                fuel.max(2) - 1
+            } else {
+                fuel - 1
+            };
             self.instantiate(&n, next, nested_body, depth + 1);
         }
     }

@@ -28,6 +28,9 @@ pub struct Info {
     /// those called in its contract and body, and in the bodies of the predicates
     /// these mention (transitively through predicates, not through pure methods).
     pub deps: HashMap<MemberRef, Vec<MemberRef>>,
+    /// The pure methods whose definitions can reach themselves through `deps`
+    /// (recursive, directly or not): only these need fuel to stop unrolling.
+    pub recursive: HashSet<MemberRef>,
 }
 
 impl Info {
@@ -40,6 +43,7 @@ impl Info {
             member_names: HashMap::new(),
             func_members: HashMap::new(),
             deps: HashMap::new(),
+            recursive: HashSet::new(),
         };
         for (ci, c) in prog.classes.iter().enumerate() {
             for (mi, m) in c.members.iter().enumerate() {
@@ -83,9 +87,14 @@ impl Info {
             info.provides.insert(*p, out);
         }
         let funcs: Vec<MemberRef> = info.funcs.keys().copied().collect();
+        for f in &funcs {
+            let d = pure_deps(prog, &info, *f);
+            info.deps.insert(*f, d);
+        }
         for f in funcs {
-            let d = pure_deps(prog, &info, f);
-            info.deps.insert(f, d);
+            if reaches(&info.deps, f, f) {
+                info.recursive.insert(f);
+            }
         }
         info
     }
@@ -186,8 +195,8 @@ pub fn calls_in(e: &Expr, out: &mut Vec<MemberRef>) {
 fn pure_deps(prog: &Program, info: &Info, f: MemberRef) -> Vec<MemberRef> {
     let mut seen: HashSet<MemberRef> = HashSet::new();
     let mut out = vec![];
+    // `f` is not marked seen: a call of `f` itself is a dependency (recursion).
     let mut todo = vec![f];
-    seen.insert(f);
     while let Some(m) = todo.pop() {
         let mem = &prog.classes[m.class].members[m.member];
         let mut calls = vec![];
@@ -209,4 +218,19 @@ fn pure_deps(prog: &Program, info: &Info, f: MemberRef) -> Vec<MemberRef> {
         }
     }
     out
+}
+
+/// Can `to` be reached from `from` in one or more steps of `deps`?
+fn reaches(deps: &HashMap<MemberRef, Vec<MemberRef>>, from: MemberRef, to: MemberRef) -> bool {
+    let mut seen = HashSet::new();
+    let mut todo: Vec<MemberRef> = deps.get(&from).cloned().unwrap_or_default();
+    while let Some(m) = todo.pop() {
+        if m == to {
+            return true;
+        }
+        if seen.insert(m) {
+            todo.extend(deps.get(&m).into_iter().flatten().copied());
+        }
+    }
+    false
 }

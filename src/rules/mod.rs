@@ -133,6 +133,8 @@ pub struct Verifier<'p> {
     /// Applications met so far (any path), by snapshot, for `after_ghost`.
     apps_by_snap: HashMap<Term, Vec<Term>>,
     recorded: std::collections::HashSet<Term>,
+    /// Instantiations so far (bounded by `definition::MAX_INSTANCES`).
+    instances: u64,
 }
 
 /// When less than this much stack is left, the rules continue on a new segment.
@@ -209,6 +211,7 @@ impl<'p> Verifier<'p> {
             inst_log: Vec::new(),
             apps_by_snap: HashMap::new(),
             recorded: std::collections::HashSet::new(),
+            instances: 0,
         }
     }
 
