@@ -10,7 +10,7 @@ use crate::report::Lines;
 use crate::syntax::InputError;
 use crate::syntax::ast::{MemberKind, MemberRef, Program, Span};
 use crate::syntax::parse;
-use crate::verify::{Config, MemberResult, verify_member};
+use crate::verify::{Config, MemberResult, verify_member_keyed};
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -260,12 +260,13 @@ pub fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 /// Verify one member; an `Err` or a panic becomes `Internal`.
 pub fn verify_one(
     program: &Program,
+    key: u64,
     member: MemberRef,
     name: &str,
     config: &Config,
 ) -> MemberOutcome {
     let m = &program.classes[member.class].members[member.member];
-    match catch_panic(|| verify_member(program, member, config)) {
+    match catch_panic(|| verify_member_keyed(program, key, member, config)) {
         Ok(Ok(mut r)) => {
             if r.name.is_empty() {
                 r.name = name.to_string();
@@ -300,6 +301,12 @@ fn front_file(path: &Path) -> (Source, Result<Program, Vec<InputError>>) {
     (source, program)
 }
 
+/// A number no other program of this process has.
+pub fn next_program_key() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Load, check and verify the given files.
 pub fn run(paths: &[PathBuf], opts: &Options) -> Run {
     let start = Instant::now();
@@ -313,6 +320,9 @@ pub fn run(paths: &[PathBuf], opts: &Options) -> Run {
         .expect("cannot build the thread pool");
     let (reports, unmatched) = pool.install(|| {
         let fronts: Vec<_> = files.par_iter().map(|p| front_file(p)).collect();
+        // A key per program, unique in the process: members of one program share
+        // per-program work on each thread.
+        let keys: Vec<u64> = fronts.iter().map(|_| next_program_key()).collect();
         let mut work = Vec::new();
         let mut scopes: Vec<Option<Vec<Span>>> = vec![None; fronts.len()];
         for (fi, (_, program)) in fronts.iter().enumerate() {
@@ -329,7 +339,7 @@ pub fn run(paths: &[PathBuf], opts: &Options) -> Run {
             .par_iter()
             .map(|(fi, m, name)| {
                 let Ok(program) = &fronts[*fi].1 else { unreachable!() };
-                verify_one(program, *m, name, &opts.config)
+                verify_one(program, keys[*fi], *m, name, &opts.config)
             })
             .collect();
         let unmatched: Vec<String> = opts

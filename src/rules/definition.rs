@@ -50,10 +50,25 @@ pub struct Definition {
     pub formals: Vec<Term>,
     pub body: Vec<Term>,
     pub post: Vec<Term>,
+    /// The interner generation the terms belong to (`term::generation`).
+    pub generation: u64,
 }
 
-/// The definitions computed so far for one member's verification, shared by the
-/// verifier and its translator.
+impl Definition {
+    /// The same definition in the current interner generation.
+    fn reinterned(&self) -> Definition {
+        let all = |ts: &[Term]| ts.iter().map(Term::reintern).collect();
+        Definition {
+            formals: all(&self.formals),
+            body: all(&self.body),
+            post: all(&self.post),
+            generation: crate::state::term::generation(),
+        }
+    }
+}
+
+/// The definitions computed so far, shared by the verifier and its translator, and
+/// by the members of one program verified on one thread (`Info::defs`).
 pub type Defs = Rc<RefCell<HashMap<MemberRef, Rc<Definition>>>>;
 
 impl<'p> Verifier<'p> {
@@ -61,8 +76,23 @@ impl<'p> Verifier<'p> {
     /// mentions, first) when needed. The translator itself only reads what is
     /// already translated: a pure method met while translating itself has none.
     pub fn definition(&mut self, p: MemberRef) -> Option<Rc<Definition>> {
-        if let Some(d) = self.defs.borrow().get(&p) {
-            return Some(d.clone());
+        // While translating `t`, the definitions of `t`'s recursion group are not used
+        // (they are what is being made), whatever was translated first: so every
+        // definition is the same whichever member asked for it first.
+        if let Some(t) = self.target
+            && self.info.same_group(t, p)
+        {
+            return None;
+        }
+        let cached = self.defs.borrow().get(&p).cloned();
+        if let Some(d) = cached {
+            if d.generation == crate::state::term::generation() {
+                return Some(d);
+            }
+            // Translated for an earlier member: rebuild its terms so they are shared.
+            let fresh = Rc::new(d.reinterned());
+            self.defs.borrow_mut().insert(p, fresh.clone());
+            return Some(fresh);
         }
         if self.translating {
             return None;
@@ -118,9 +148,21 @@ impl<'p> Verifier<'p> {
 
     /// Translate pure method `p` into its axioms (run on the translator).
     fn translate(&mut self, p: MemberRef) -> Definition {
+        self.target = Some(p);
+        let d = self.translate_target(p);
+        self.target = None;
+        d
+    }
+
+    fn translate_target(&mut self, p: MemberRef) -> Definition {
         let m = &self.prog.classes[p.class].members[p.member];
         let Some(f) = self.info.funcs.get(&p).cloned() else {
-            return Definition { formals: vec![], body: vec![], post: vec![] };
+            return Definition {
+                formals: vec![],
+                body: vec![],
+                post: vec![],
+                generation: crate::state::term::generation(),
+            };
         };
         let name = f.name.clone();
         let snap = Term::var(&format!("s#{name}"), Sort::Snap);
@@ -215,7 +257,7 @@ impl<'p> Verifier<'p> {
                 eprintln!("  {t}");
             }
         }
-        Definition { formals, body, post }
+        Definition { formals, body, post, generation: crate::state::term::generation() }
     }
 
     /// The guard of the path-condition entries in `[from, to)`: the conjunction of

@@ -124,6 +124,8 @@ pub struct Verifier<'p> {
     pub defs: definition::Defs,
     /// This verifier translates definitions (it never translates on demand).
     pub translating: bool,
+    /// The pure method being translated (by the translator).
+    pub target: Option<crate::syntax::ast::MemberRef>,
     translator: Option<Box<Verifier<'p>>>,
     /// Applications whose axioms are assumed on the current path, with the fuel used
     /// (`body` tells whether the body axioms were included), and the log to undo
@@ -174,6 +176,7 @@ pub fn elem_of(array_ty: &Type) -> crate::state::term::Elem {
 impl<'p> Verifier<'p> {
     pub fn new(prog: &'p Program, info: &'p Info, config: Config) -> Verifier<'p> {
         let timeout = config.timeout.map(std::time::Duration::from_secs_f64);
+        let defs = info.defs[usize::from(config.infer)].clone();
         Verifier {
             prog,
             info,
@@ -204,8 +207,9 @@ impl<'p> Verifier<'p> {
             timed_out: false,
             name_hint: None,
             allocated: std::collections::HashSet::new(),
-            defs: definition::Defs::default(),
+            defs,
             translating: false,
+            target: None,
             translator: None,
             instantiated: HashMap::new(),
             inst_log: Vec::new(),
