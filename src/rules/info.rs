@@ -270,8 +270,8 @@ fn components(
                     top.1 += 1;
                 }
                 let w = children[i];
-                if !index.contains_key(&w) {
-                    index.insert(w, next);
+                if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(w) {
+                    slot.insert(next);
                     low.insert(w, next);
                     next += 1;
                     stack.push(w);
