@@ -119,6 +119,11 @@ impl Decider {
         })
     }
 
+    /// Is the path condition empty (nothing assumed above the base frame)?
+    pub fn is_pristine(&self) -> bool {
+        self.pc.is_empty() && self.frames.len() <= 1
+    }
+
     /// When the member's time budget runs out.
     pub fn deadline(&self) -> Option<Instant> {
         self.deadline

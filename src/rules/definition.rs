@@ -121,12 +121,40 @@ impl<'p> Verifier<'p> {
                 }
             }
         }
+        // While this verifier's path condition is still empty (the member's check
+        // has not begun), its own solver serves the translator: nothing of a path can
+        // shape the definitions, and no second solver starts.
+        let lend = self.dec.is_pristine();
+        self.translator();
+        let Some(mut tr) = self.translator.take() else { return };
+        if lend {
+            std::mem::swap(&mut self.dec, &mut tr.dec);
+        }
         for m in order {
             if self.defs.borrow().contains_key(&m) {
                 continue;
             }
-            let d = self.translator().translate(m);
+            let d = tr.translate(m);
             self.defs.borrow_mut().insert(m, Rc::new(d));
+        }
+        if lend {
+            std::mem::swap(&mut self.dec, &mut tr.dec);
+        }
+        self.translator = Some(tr);
+    }
+
+    /// Translate every pure method of the program not translated yet (on this thread,
+    /// for this program): done before a member's check begins, on its own solver.
+    pub fn translate_all(&mut self) {
+        if self.translating {
+            return;
+        }
+        let mut all: Vec<MemberRef> = self.info.funcs.keys().copied().collect();
+        all.sort();
+        for p in all {
+            if !self.defs.borrow().contains_key(&p) {
+                self.translate_closure(p);
+            }
         }
     }
 

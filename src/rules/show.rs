@@ -205,9 +205,24 @@ pub fn counterexample(v: &mut Verifier<'_>, state: &State, goal: &Term) -> Optio
     collect_apps(goal, &mut terms, &mut labels, &mut std::collections::HashSet::new());
     let values = v.dec.model_values(&Term::not(goal.clone()), &terms)?;
     let mut out = vec![];
+    // Objects are numbered in the order this counterexample first shows them (Z3's own
+    // numbers depend on what else the solver saw).
+    let mut objects: Vec<String> = vec![];
     for ((l, t), val) in labels.iter().zip(&terms).zip(values) {
         if let Some(val) = val {
-            let val = if t.sort() == Sort::Ref { readable_ref(&val) } else { readable_int(&val) };
+            let val = if t.sort() == Sort::Ref {
+                if val == "null" {
+                    val
+                } else {
+                    let k = objects.iter().position(|o| *o == val).unwrap_or_else(|| {
+                        objects.push(val.clone());
+                        objects.len() - 1
+                    });
+                    format!("object#{k}")
+                }
+            } else {
+                readable_int(&val)
+            };
             out.push(format!("{l} = {val}"));
         }
     }
@@ -220,10 +235,6 @@ fn readable_int(v: &str) -> String {
         Some(n) => format!("-{n}"),
         None => v.to_string(),
     }
-}
-
-fn readable_ref(v: &str) -> String {
-    if v == "null" { v.to_string() } else { v.replace("Ref!val!", "object#") }
 }
 
 /// The pure-method applications in `t` (a DAG: each node visited once).

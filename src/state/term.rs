@@ -555,7 +555,13 @@ impl Term {
             Op::Mod => infix(f, "%")?,
             Op::Lt => infix(f, "<")?,
             Op::Le => infix(f, "≤")?,
-            Op::Eq => infix(f, "=")?,
+            Op::Eq => {
+                // Literals read better on the right (`x = 0`, `c ≠ null`).
+                let (l, r) = lit_right(a);
+                l.fmt_prec(f, p + 1)?;
+                write!(f, " = ")?;
+                r.fmt_prec(f, p + 1)?
+            }
             Op::And => infix(f, "∧")?,
             Op::Or => infix(f, "∨")?,
             Op::Implies => infix(f, "⇒")?,
@@ -565,9 +571,10 @@ impl Term {
             }
             Op::Not => {
                 if let Op::Eq = a[0].op() {
-                    a[0].args()[0].fmt_prec(f, 5)?;
+                    let (l, r) = lit_right(a[0].args());
+                    l.fmt_prec(f, 5)?;
                     write!(f, " ≠ ")?;
-                    a[0].args()[1].fmt_prec(f, 5)?;
+                    r.fmt_prec(f, 5)?;
                 } else {
                     write!(f, "¬")?;
                     a[0].fmt_prec(f, p)?
@@ -601,6 +608,12 @@ impl Term {
         }
         Ok(())
     }
+}
+
+/// The two sides of an equation, a literal last.
+fn lit_right(a: &[Term]) -> (&Term, &Term) {
+    let lit = |t: &Term| matches!(t.op(), Op::Int(_) | Op::BigInt(_) | Op::Bool(_) | Op::Null);
+    if lit(&a[0]) && !lit(&a[1]) { (&a[1], &a[0]) } else { (&a[0], &a[1]) }
 }
 
 fn sort_name(s: Sort) -> &'static str {

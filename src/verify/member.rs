@@ -31,6 +31,7 @@ impl<'p> Verifier<'p> {
     /// Check member `r`; failures accumulate in `self.failures`.
     pub fn verify(&mut self, r: MemberRef) {
         let m = &self.prog.classes[r.class].members[r.member];
+        self.translate_all();
         match m.kind {
             MemberKind::Field => {}
             MemberKind::Predicate => self.in_frame(|v| {
