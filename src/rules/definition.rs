@@ -6,7 +6,17 @@
 //!   body (the guard is what producing the precondition and evaluating the body
 //!   assumed on the way: branch conditions, pure conjuncts, snapshot shapes);
 //! - postcondition axioms `guard ⇒ (conds ⇒ facts)` from producing the `ensures`
-//!   with `result` = the application.
+//!   with `result` = the application;
+//! - for an interface's pure method `I.q` (LANGUAGE.md section 10), which has no body,
+//!   one dispatch axiom per implementing class `C`:
+//!   `this ≠ null ∧ class#(this) = C ∧ guard ⇒ I.q(s, this, x) = C.q(t, this, x)`, where
+//!   `t` is the snapshot of `C.q`'s precondition consumed from the state that producing
+//!   `I.q`'s precondition from `s` gives (the call site holds `I.q`'s precondition;
+//!   the object's own method runs on what of it its precondition takes). When that
+//!   consume has to close a predicate by inference (the class's method would run on a
+//!   derivation deeper than the interface's, which the termination argument of
+//!   section 8 does not cover), there is no dispatch axiom for that path: `I.q` is
+//!   then known only through its `ensures`.
 //!
 //! Each axiom is true of the function whatever the path, so an application met
 //! anywhere instantiates them (substituting its arguments for the formals) as facts
@@ -42,6 +52,8 @@ pub struct Definition {
     pub formals: Vec<Term>,
     pub body: Vec<Term>,
     pub post: Vec<Term>,
+    /// Dispatch axioms of an interface's pure method, by implementing class.
+    pub dispatch: Vec<(usize, Vec<Term>)>,
 }
 
 /// The definitions computed so far for one member's verification, shared by the
@@ -112,7 +124,7 @@ impl<'p> Verifier<'p> {
     fn translate(&mut self, p: MemberRef) -> Definition {
         let m = &self.prog.classes[p.class].members[p.member];
         let Some(f) = self.info.funcs.get(&p).cloned() else {
-            return Definition { formals: vec![], body: vec![], post: vec![] };
+            return Definition { formals: vec![], body: vec![], post: vec![], dispatch: vec![] };
         };
         let name = f.name.clone();
         let snap = Term::var(&format!("s#{name}"), Sort::Snap);
@@ -191,6 +203,7 @@ impl<'p> Verifier<'p> {
                 })
             });
         }
+        let dispatch_axioms = self.translate_dispatch(p, &app, &formals, &start);
         self.failures.truncate(failures);
         self.mode = saved_mode;
         let skolemize = |ts: Vec<Term>| -> Vec<Term> {
@@ -201,13 +214,65 @@ impl<'p> Verifier<'p> {
         };
         let body = if terminates { skolemize(body_axioms.into_inner()) } else { vec![] };
         let post = skolemize(post_axioms.into_inner());
+        let dispatch: Vec<(usize, Vec<Term>)> =
+            dispatch_axioms.into_iter().map(|(c, ts)| (c, skolemize(ts))).collect();
         if std::env::var_os("IDF_DEBUG_DEFS").is_some() {
             eprintln!("definition of {name} (terminates: {terminates}):");
-            for t in body.iter().chain(&post) {
+            for t in body.iter().chain(&post).chain(dispatch.iter().flat_map(|(_, ts)| ts)) {
                 eprintln!("  {t}");
             }
         }
-        Definition { formals, body, post }
+        Definition { formals, body, post, dispatch }
+    }
+
+    /// The dispatch axioms of interface pure method `p` (none for a class's), one list
+    /// per implementing class; `app` is `p` applied to `formals`, and `start` the state
+    /// whose store binds `this` and `p`'s parameters to them.
+    fn translate_dispatch(
+        &mut self,
+        p: MemberRef,
+        app: &Term,
+        formals: &[Term],
+        start: &State,
+    ) -> Vec<(usize, Vec<Term>)> {
+        let m = &self.prog.classes[p.class].members[p.member];
+        if !self.info.in_interface(p) || m.is_static {
+            return vec![];
+        }
+        let (snap, this, args) = (formals[0].clone(), formals[1].clone(), &formals[2..]);
+        let mut out = vec![];
+        for c in self.info.implemented_by.get(&p).cloned().unwrap_or_default() {
+            let Some(f) = self.info.funcs.get(&c).cloned() else { continue };
+            let cm = &self.prog.classes[c.class].members[c.member];
+            let axioms: RefCell<Vec<Term>> = RefCell::new(vec![]);
+            let cstore = self.callee_store(c, Some(this.clone()), args);
+            self.in_frame(|v| {
+                let base = v.dec.mark();
+                v.dec.assume(Term::ne(this.clone(), Term::null()));
+                v.dec.assume(crate::rules::dispatch::is_class(&this, c.class));
+                v.produce_all(start.clone(), snap.clone(), &m.requires, &|v, s, ()| {
+                    let closes = v.closes;
+                    let cs = State { heap: s.heap, old: s.old, store: cstore.clone() };
+                    v.consume_with(Mode::WellFormed, cs, &cm.requires, &|v, _rest, t| {
+                        if v.closes != closes {
+                            return;
+                        }
+                        let (shapes, guard) = v.guard_between(base, v.dec.mark());
+                        let mut cargs = vec![t, this.clone()];
+                        cargs.extend(args.iter().cloned());
+                        let eq = Term::eq(app.clone(), Term::app(&f, cargs));
+                        let mut axioms = axioms.borrow_mut();
+                        for t in shapes.into_iter().chain([Term::implies(guard, eq)]) {
+                            if !axioms.contains(&t) {
+                                axioms.push(t);
+                            }
+                        }
+                    })
+                })
+            });
+            out.push((c.class, axioms.into_inner()));
+        }
+        out
     }
 
     /// The guard of the path-condition entries in `[from, to)`: the conjunction of
@@ -266,6 +331,26 @@ impl<'p> Verifier<'p> {
                 }
             }
             self.assume_instance(t);
+        }
+        // Dispatch (an interface's pure method): every axiom holds, but only the class
+        // the receiver is known to be has its own definition instantiated in turn.
+        let recv = app.args().get(1).cloned();
+        for (c, axioms) in &d.dispatch {
+            let known = recv.as_ref().is_some_and(|o| !self.known_classes(o, &[*c]).is_empty());
+            for ax in axioms {
+                let t = ax.substitute(&map);
+                if t.is_true() {
+                    continue;
+                }
+                if known {
+                    for a in t.apps() {
+                        if a != *app && seen.insert(a.clone()) {
+                            nested.push(a);
+                        }
+                    }
+                }
+                self.assume_instance(t);
+            }
         }
         let nested_body = body && self.config.infer;
         for n in nested {

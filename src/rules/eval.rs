@@ -310,8 +310,8 @@ impl<'p> Verifier<'p> {
                         let unknown = self.fresh(&short, sort_of(&e.ty));
                         return q(self, s, unknown);
                     }
-                    if let Some(i) = provider {
-                        return self.open_chunk(s, i, &|v, s, ()| {
+                    if let Some((i, bp)) = provider {
+                        return self.open_chunk(s, i, bp, &|v, s, ()| {
                             v.read_field(s, t.clone(), name.clone(), e, depth + 1, q)
                         });
                     }
@@ -353,7 +353,11 @@ impl<'p> Verifier<'p> {
                 if !self.check_bounds(&s, &ta, &ti, e) {
                     return;
                 }
-                q(self, s, Term::select(contents, ti))
+                let value = Term::select(contents, ti);
+                if !self.translating {
+                    self.assume_typed(&value, &e.ty, false);
+                }
+                q(self, s, value)
             }
             Lookup::Unknown => self.fail_unknown(&s, e.span),
             Lookup::NotFound => {
@@ -521,7 +525,9 @@ impl<'p> Verifier<'p> {
             // derivation depth, and may even make chunks from nothing (a predicate
             // with an empty body), so then no condition shows a decrease.
             let closed_nothing = v.closes == closes_before;
-            let earlier = target < caller;
+            // A call through an interface runs whichever class's method the object
+            // has, declared anywhere: declaration order says nothing (section 10).
+            let earlier = target < caller && !v.info.in_interface(target);
             let smaller = !rest.heap.is_empty();
             let opening = in_opening;
             if !(closed_nothing && (earlier || smaller || opening)) {
@@ -539,6 +545,10 @@ impl<'p> Verifier<'p> {
         // Its axioms: the postcondition, and (with inference, or for `use`) the body.
         let body = explicit || v.config.infer;
         v.instantiate(&term, crate::rules::definition::FUEL, body, 0);
+        if !v.translating {
+            let ty = &v.prog.classes[target.class].members[target.member].ty;
+            v.assume_typed(&term, ty, false);
+        }
         q(v, s.clone(), PureCall { term, snap })
     }
 

@@ -17,6 +17,7 @@
 
 pub mod consume;
 pub mod definition;
+pub mod dispatch;
 pub mod eval;
 pub mod exec;
 pub mod ghost;
@@ -49,6 +50,18 @@ pub enum Mode {
     Consume { id: &'static str, call: Option<Span> },
     /// Checking that a contract, predicate body or pure body is well-defined.
     WellFormed,
+}
+
+/// The refinement check under way (LANGUAGE.md section 10), for the message and note
+/// of an `override.unsound` failure.
+#[derive(Clone, Debug)]
+pub struct Refinement {
+    /// `C.m` and `I.m`.
+    pub class_member: String,
+    pub iface_member: String,
+    /// Whose conjunct is being consumed: "the class's precondition" or "the
+    /// interface's postcondition".
+    pub side: &'static str,
 }
 
 /// A recorded failure, tagged so that tentative work (an inferred close) can take
@@ -85,6 +98,8 @@ pub struct Verifier<'p> {
     /// While consuming a pure call's precondition inside a consumed assertion, the
     /// failing conjunct stays the outer assertion's.
     pub conjunct_frozen: bool,
+    /// The refinement check under way, if any.
+    pub refining: Option<Refinement>,
     tag: u32,
     next_tag: u32,
     fresh: HashMap<String, u32>,
@@ -182,6 +197,7 @@ impl<'p> Verifier<'p> {
             conjunct: Span::default(),
             conjunct_text: String::new(),
             conjunct_frozen: false,
+            refining: None,
             tag: 0,
             next_tag: 1,
             fresh: HashMap::new(),
@@ -280,6 +296,22 @@ impl<'p> Verifier<'p> {
             Mode::Consume { id, call: None } => {
                 let msg = format!("{}: {what}", show::describe(id, &self.conjunct_text));
                 (id, self.conjunct, msg, vec![])
+            }
+            Mode::Consume { id: "override.unsound", call: Some(call) } => {
+                let (msg, note) = match &self.refining {
+                    Some(r) => (
+                        format!(
+                            "`{}` does not refine `{}`: {} conjunct `{}` might not hold: {what}",
+                            r.class_member, r.iface_member, r.side, self.conjunct_text
+                        ),
+                        format!("{} conjunct `{}` fails here", r.side, self.conjunct_text),
+                    ),
+                    None => (
+                        format!("`{}` might not hold: {what}", self.conjunct_text),
+                        format!("the conjunct `{}` fails here", self.conjunct_text),
+                    ),
+                };
+                ("override.unsound", call, msg, vec![(self.conjunct, note)])
             }
             Mode::Consume { id, call: Some(call) } => {
                 let msg = format!("{}: {what}", show::describe(id, &self.conjunct_text));

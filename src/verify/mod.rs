@@ -6,6 +6,7 @@
 //! come back as `Err(String)`, which the driver maps to exit 3).
 
 pub mod member;
+pub mod refine;
 pub mod result;
 
 pub use result::{Config, MemberResult, Stats, Status, TraceEntry, VerificationError};
