@@ -249,7 +249,7 @@ impl<'p> Verifier<'p> {
             self.in_frame(|v| {
                 let base = v.dec.mark();
                 v.dec.assume(Term::ne(this.clone(), Term::null()));
-                v.dec.assume(crate::rules::dispatch::is_class(&this, c.class));
+                v.dec.assume(v.is_class(&this, c.class));
                 v.produce_all(start.clone(), snap.clone(), &m.requires, &|v, s, ()| {
                     let closes = v.closes;
                     let cs = State { heap: s.heap, old: s.old, store: cstore.clone() };

@@ -23,7 +23,7 @@
 use crate::rules::Verifier;
 use crate::state::chunk::{Chunk, ChunkKind};
 use crate::state::term::{Func, Sort, Term};
-use crate::syntax::ast::{MemberRef, Type};
+use crate::syntax::ast::{MemberRef, Program, Type};
 
 /// `class#(o)`.
 pub fn class_of(o: &Term) -> Term {
@@ -31,22 +31,23 @@ pub fn class_of(o: &Term) -> Term {
     Term::app(&f, vec![o.clone()])
 }
 
-/// The constant for class `ci`.
-pub fn class_id(ci: usize) -> Term {
-    Term::int(ci as i64)
-}
-
-/// `class#(o) = C`.
-pub fn is_class(o: &Term, ci: usize) -> Term {
-    Term::eq(class_of(o), class_id(ci))
-}
-
-/// `o ≠ null ⇒ class#(o) = C`: what a static class type says of a value.
-pub fn typed_as(o: &Term, ci: usize) -> Term {
-    Term::implies(Term::ne(o.clone(), Term::null()), is_class(o, ci))
+/// The constant for class `ci` (its index, printed by name).
+pub fn class_id(prog: &Program, ci: usize) -> Term {
+    let name = prog.classes.get(ci).map_or("?", |c| c.name.name.as_str());
+    Term::class(ci as u32, name)
 }
 
 impl<'p> Verifier<'p> {
+    /// `class#(o) = C`.
+    pub fn is_class(&self, o: &Term, ci: usize) -> Term {
+        Term::eq(class_of(o), class_id(self.prog, ci))
+    }
+
+    /// `o ≠ null ⇒ class#(o) = C`: what a static class type says of a value.
+    pub fn typed_as(&self, o: &Term, ci: usize) -> Term {
+        Term::implies(Term::ne(o.clone(), Term::null()), self.is_class(o, ci))
+    }
+
     /// The class a static type names, if it is a class (not an interface, `Object`
     /// or an array) that implements some interface.
     pub fn class_type(&self, ty: &Type) -> Option<usize> {
@@ -69,7 +70,7 @@ impl<'p> Verifier<'p> {
     /// Assume that `o` is an object of class `ci` (known non-null: `new`, `this`).
     pub fn assume_class(&mut self, o: &Term, ci: usize) {
         if self.dispatches(ci) {
-            self.dec.assume(is_class(o, ci));
+            self.dec.assume(self.is_class(o, ci));
         }
     }
 
@@ -80,7 +81,7 @@ impl<'p> Verifier<'p> {
             return;
         }
         if let Some(ci) = self.class_type(ty) {
-            let fact = typed_as(o, ci);
+            let fact = self.typed_as(o, ci);
             if derived {
                 self.dec.assume_derived(fact)
             } else {
@@ -96,8 +97,22 @@ impl<'p> Verifier<'p> {
         candidates
             .iter()
             .copied()
-            .filter(|&c| self.dec.known(&is_class(o, c)) || (nn && self.dec.known(&typed_as(o, c))))
+            .filter(|&c| {
+                self.dec.known(&self.is_class(o, c)) || (nn && self.dec.known(&self.typed_as(o, c)))
+            })
             .collect()
+    }
+
+    /// The name of the class `o` is known to be, for traces and counterexamples.
+    pub fn class_label(&self, o: &Term) -> Option<String> {
+        if o.sort() != Sort::Ref {
+            return None;
+        }
+        let all: Vec<usize> = (0..self.prog.classes.len()).filter(|&c| self.dispatches(c)).collect();
+        match self.known_classes(o, &all).as_slice() {
+            [c] => Some(self.prog.classes[*c].name.name.clone()),
+            _ => None,
+        }
     }
 
     /// The one class `o` is known to be, among those that may carry members of

@@ -588,7 +588,14 @@ impl<'p> Verifier<'p> {
             what: what.to_string(),
             span,
             line: 0,
-            store: state.store.iter().map(|(k, v)| format!("{k} ↦ {v}")).collect(),
+            store: state
+                .store
+                .iter()
+                .map(|(k, v)| match self.class_label(v) {
+                    Some(c) => format!("{k} ↦ {v} : {c}"),
+                    None => format!("{k} ↦ {v}"),
+                })
+                .collect(),
             heap: state.heap.iter().map(|c| c.to_string()).collect(),
             path_condition: pc,
         });
