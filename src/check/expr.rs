@@ -544,14 +544,14 @@ impl MemberCx<'_> {
             (MemberKind::Predicate, Role::Predicate(what)) | (MemberKind::Pure, Role::Pure(what))
                 if iface =>
             {
-                let (thing, whose) = if sig.kind == MemberKind::Predicate {
-                    ("abstract predicate", "body")
+                let thing = if sig.kind == MemberKind::Predicate {
+                    "an abstract predicate"
                 } else {
-                    ("dynamically bound pure method", "body")
+                    "a dynamically bound pure method"
                 };
                 self.error(
                     format!(
-                        "{what} cannot be used through an interface type: `{callee}` is an {thing}, whose {whose} depends on the object's class; use a receiver of class type"
+                        "{what} cannot be used through an interface type: `{callee}` is {thing}, whose body depends on the object's class; use a receiver of class type"
                     ),
                     span,
                     "receiver of interface type",

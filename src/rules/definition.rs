@@ -333,8 +333,10 @@ impl<'p> Verifier<'p> {
             self.assume_instance(t);
         }
         // Dispatch (an interface's pure method): every axiom holds, but only the class
-        // the receiver is known to be has its own definition instantiated in turn.
+        // the receiver is known to be has its own definition instantiated in turn, with
+        // this application's fuel (the step from `I.q` to `C.q` is no recursion).
         let recv = app.args().get(1).cloned();
+        let mut dispatched: Vec<Term> = vec![];
         for (c, axioms) in &d.dispatch {
             let known = recv.as_ref().is_some_and(|o| !self.known_classes(o, &[*c]).is_empty());
             for ax in axioms {
@@ -344,18 +346,30 @@ impl<'p> Verifier<'p> {
                 }
                 if known {
                     for a in t.apps() {
-                        if a != *app && seen.insert(a.clone()) {
-                            nested.push(a);
+                        if a == *app || !seen.insert(a.clone()) {
+                            continue;
+                        }
+                        let of_class = matches!(a.op(), Op::App(g)
+                            if self.info.func_members.get(&g.name).is_some_and(|m| m.class == *c));
+                        if of_class && a.args().get(1) == recv.as_ref() {
+                            dispatched.push(a)
+                        } else {
+                            nested.push(a)
                         }
                     }
                 }
                 self.assume_instance(t);
             }
         }
+        for a in dispatched {
+            self.instantiate(&a, fuel, body && self.config.infer, depth);
+        }
         let nested_body = body && self.config.infer;
         for n in nested {
-            let built =
-                n.args().first().is_some_and(|s| matches!(s.op(), Op::Combine | Op::Wrap(_)));
+            let built = n
+                .args()
+                .first()
+                .is_some_and(|s| matches!(s.op(), Op::Combine | Op::Wrap(_) | Op::Unit));
             let next = if built && depth < MAX_DEPTH { fuel.max(2) - 1 } else { fuel - 1 };
             self.instantiate(&n, next, nested_body, depth + 1);
         }

@@ -554,6 +554,11 @@ impl<'p> Verifier<'p> {
 
     fn fail_termination(&mut self, s: &State, e: &Expr, target: MemberRef) {
         let name = self.info.member_names.get(&target).cloned().unwrap_or_default();
+        let order = if self.info.in_interface(target) {
+            "it is called through an interface (whose implementations may be declared anywhere, so declaration order does not count)"
+        } else {
+            "it is not declared earlier"
+        };
         let save = self.mode;
         self.mode = Mode::Stmt;
         self.fail(
@@ -561,7 +566,7 @@ impl<'p> Verifier<'p> {
             e.span,
             "termination.unproven",
             format!(
-                "cannot prove that the call of `{name}` terminates: it is not declared earlier, its precondition leaves no chunk behind, and it is not inside an `opening` (or consuming its precondition had to close a predicate)"
+                "cannot prove that the call of `{name}` terminates: {order}, its precondition leaves no chunk behind, and it is not inside an `opening` (or consuming its precondition had to close a predicate)"
             ),
         );
         self.mode = save;

@@ -118,7 +118,6 @@ impl Info {
                 }
             }
         }
-        info.interfaces(prog);
         let preds: Vec<MemberRef> = info.preds.keys().copied().collect();
         for p in &preds {
             let mut seen = HashSet::new();
@@ -131,6 +130,7 @@ impl Info {
             let d = pure_deps(prog, &info, f);
             info.deps.insert(f, d);
         }
+        info.interfaces(prog);
         info
     }
 
