@@ -7,8 +7,8 @@
 //! this very position). An expression that gets an error has type `Unknown`, which no
 //! later rule complains about, so each mistake is reported once.
 
-use super::types::{OBJECT, comparable, converts, join};
 use super::types::Hierarchy;
+use super::types::{OBJECT, comparable, converts, join};
 use super::{Env, Sig};
 use crate::syntax::InputError;
 use crate::syntax::ast::*;
@@ -386,7 +386,9 @@ impl MemberCx<'_> {
             }
             Type::Class(c) => {
                 let found = self.env.class(c).and_then(|ci| {
-                    self.env.member(ci, &field.name).map(|(_, _, sig)| (ci, sig.kind, sig.ty.clone()))
+                    self.env
+                        .member(ci, &field.name)
+                        .map(|(_, _, sig)| (ci, sig.kind, sig.ty.clone()))
                 });
                 match found {
                     Some((ci, MemberKind::Field, t)) => {
@@ -541,7 +543,8 @@ impl MemberCx<'_> {
         self.args(args, &sig.params, &callee, name.span, place);
         let iface = self.env.class_sigs[class].is_interface;
         match (sig.kind, role) {
-            (MemberKind::Predicate, Role::Predicate(what)) | (MemberKind::Pure, Role::Pure(what))
+            (MemberKind::Predicate, Role::Predicate(what))
+            | (MemberKind::Pure, Role::Pure(what))
                 if iface =>
             {
                 let thing = if sig.kind == MemberKind::Predicate {

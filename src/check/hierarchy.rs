@@ -94,7 +94,10 @@ fn supers(program: &Program, env: &Env, ci: usize, class: &Class, errors: &mut V
             ),
             Some(i) if i == ci || env.class_sigs[i].ancestors.contains(&ci) => {
                 errors.push(InputError::type_error(
-                    format!("interface `{}` extends itself (through `{}`)", class.name.name, s.name),
+                    format!(
+                        "interface `{}` extends itself (through `{}`)",
+                        class.name.name, s.name
+                    ),
                     s.span,
                     "cyclic `extends`",
                 ))
@@ -194,7 +197,9 @@ fn implementation(env: &Env, ci: usize, class: &Class, errors: &mut Vec<InputErr
 
 /// Copy interface contracts into the members of complete classes that write none.
 pub(super) fn inherit_contracts(program: &mut Program, env: &Env, complete: &HashSet<usize>) {
-    let mut copies: Vec<(usize, usize, MemberRef, Vec<Expr>, Vec<Expr>)> = vec![];
+    // (class, member, interface member, requires, ensures)
+    type Copy = (usize, usize, MemberRef, Vec<Expr>, Vec<Expr>);
+    let mut copies: Vec<Copy> = vec![];
     for &ci in complete {
         let class = &program.classes[ci];
         for (mi, m) in class.members.iter().enumerate() {
@@ -206,9 +211,10 @@ pub(super) fn inherit_contracts(program: &mut Program, env: &Env, complete: &Has
                 continue;
             }
             // The nearest interface that declares it (implements order, then extends).
-            let found = env.class_sigs[ci].ancestors.iter().find_map(|&a| {
-                env.class_sigs[a].members.get(&m.name.name).map(|&im| (a, im))
-            });
+            let found = env.class_sigs[ci]
+                .ancestors
+                .iter()
+                .find_map(|&a| env.class_sigs[a].members.get(&m.name.name).map(|&im| (a, im)));
             let Some((a, im)) = found else { continue };
             let imem = &program.classes[a].members[im];
             let rename: HashMap<String, String> = imem

@@ -82,11 +82,7 @@ impl<'p> Verifier<'p> {
         }
         if let Some(ci) = self.class_type(ty) {
             let fact = self.typed_as(o, ci);
-            if derived {
-                self.dec.assume_derived(fact)
-            } else {
-                self.dec.assume(fact)
-            }
+            if derived { self.dec.assume_derived(fact) } else { self.dec.assume(fact) }
         }
     }
 
@@ -108,7 +104,8 @@ impl<'p> Verifier<'p> {
         if o.sort() != Sort::Ref {
             return None;
         }
-        let all: Vec<usize> = (0..self.prog.classes.len()).filter(|&c| self.dispatches(c)).collect();
+        let all: Vec<usize> =
+            (0..self.prog.classes.len()).filter(|&c| self.dispatches(c)).collect();
         match self.known_classes(o, &all).as_slice() {
             [c] => Some(self.prog.classes[*c].name.name.clone()),
             _ => None,
@@ -143,7 +140,13 @@ impl<'p> Verifier<'p> {
     }
 
     /// A chunk for the instance `recv.p(args)` with snapshot `snap`.
-    pub fn pred_chunk(&self, p: MemberRef, recv: Option<Term>, args: Vec<Term>, snap: Term) -> Chunk {
+    pub fn pred_chunk(
+        &self,
+        p: MemberRef,
+        recv: Option<Term>,
+        args: Vec<Term>,
+        snap: Term,
+    ) -> Chunk {
         let f = self.info.family_of(p);
         let name = self.info.preds.get(&f).cloned().unwrap_or_else(|| "?".into());
         Chunk::pred(f, name, recv, args, snap)

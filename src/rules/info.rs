@@ -152,7 +152,12 @@ impl Info {
         }
         for (ci, c) in prog.classes.iter().enumerate() {
             for (mi, m) in c.members.iter().enumerate() {
-                if m.is_static || !matches!(m.kind, MemberKind::Method | MemberKind::Pure | MemberKind::Predicate) {
+                if m.is_static
+                    || !matches!(
+                        m.kind,
+                        MemberKind::Method | MemberKind::Pure | MemberKind::Predicate
+                    )
+                {
                     continue;
                 }
                 let r = MemberRef { class: ci, member: mi };
