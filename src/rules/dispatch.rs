@@ -23,7 +23,8 @@
 use crate::rules::Verifier;
 use crate::state::chunk::{Chunk, ChunkKind};
 use crate::state::term::{Func, Sort, Term};
-use crate::syntax::ast::{MemberRef, Program, Type};
+use crate::syntax::ast::{Body, MemberRef, Program, Stmt, StmtKind, Type};
+use std::collections::HashMap;
 
 /// `class#(o)`.
 pub fn class_of(o: &Term) -> Term {
@@ -84,6 +85,49 @@ impl<'p> Verifier<'p> {
             let fact = self.typed_as(o, ci);
             if derived { self.dec.assume_derived(fact) } else { self.dec.assume(fact) }
         }
+    }
+
+    /// Assume what the declared type of local `x` says of `o`, a fresh value of it
+    /// (a loop or a `join` havocs the locals it assigns).
+    pub fn assume_local_typed(&mut self, x: &str, o: &Term) {
+        if let Some(Some(ty)) = self.local_types.get(x).cloned() {
+            self.assume_typed(o, &ty, false);
+        }
+    }
+
+    /// Record the declared types of member `r`'s parameters and locals.
+    pub fn collect_local_types(&mut self, r: MemberRef) {
+        fn walk(stmts: &[Stmt], out: &mut HashMap<String, Option<Type>>) {
+            for st in stmts {
+                match &st.kind {
+                    StmtKind::Local { ty, name, .. } => add(out, &name.name, ty),
+                    StmtKind::If { then, els, .. } => {
+                        walk(&then.stmts, out);
+                        if let Some(e) = els {
+                            walk(std::slice::from_ref(&**e), out);
+                        }
+                    }
+                    StmtKind::While { body, .. } => walk(&body.stmts, out),
+                    StmtKind::Block(b) => walk(&b.stmts, out),
+                    _ => {}
+                }
+            }
+        }
+        fn add(out: &mut HashMap<String, Option<Type>>, x: &str, ty: &Type) {
+            let e = out.entry(x.to_string()).or_insert_with(|| Some(ty.clone()));
+            if e.as_ref() != Some(ty) {
+                *e = None;
+            }
+        }
+        let m = &self.prog.classes[r.class].members[r.member];
+        let mut out = HashMap::new();
+        for p in &m.params {
+            add(&mut out, &p.name.name, &p.ty);
+        }
+        if let Body::Block(b) = &m.body {
+            walk(&b.stmts, &mut out);
+        }
+        self.local_types = out;
     }
 
     /// The classes among `candidates` that the path condition literally says `o` is

@@ -492,6 +492,7 @@ impl<'p> Verifier<'p> {
                 for x in &assigned {
                     if let Some(t) = havocked.get(x).cloned() {
                         let f = v.fresh(x, t.sort());
+                        v.assume_local_typed(x, &f);
                         havocked.set(x, f);
                     }
                 }
@@ -593,6 +594,7 @@ impl<'p> Verifier<'p> {
                 .or_else(|| declared_sort(prefix, x))
                 .unwrap_or(Sort::Int);
             let f = self.fresh(x, sort);
+            self.assume_local_typed(x, &f);
             after.set(x, f);
         }
         let snap = self.fresh("join", Sort::Snap);

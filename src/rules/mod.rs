@@ -100,6 +100,10 @@ pub struct Verifier<'p> {
     pub conjunct_frozen: bool,
     /// The refinement check under way, if any.
     pub refining: Option<Refinement>,
+    /// The declared type of each local and parameter of the member being verified
+    /// (`None` for a name declared twice with different types, in sibling blocks), for
+    /// what a fresh value of a local says of its class (section 10).
+    pub local_types: HashMap<String, Option<Type>>,
     tag: u32,
     next_tag: u32,
     fresh: HashMap<String, u32>,
@@ -198,6 +202,7 @@ impl<'p> Verifier<'p> {
             conjunct_text: String::new(),
             conjunct_frozen: false,
             refining: None,
+            local_types: HashMap::new(),
             tag: 0,
             next_tag: 1,
             fresh: HashMap::new(),

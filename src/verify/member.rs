@@ -34,6 +34,7 @@ impl<'p> Verifier<'p> {
     /// Check member `r`; failures accumulate in `self.failures`.
     pub fn verify(&mut self, r: MemberRef) {
         let m = &self.prog.classes[r.class].members[r.member];
+        self.collect_local_types(r);
         match m.kind {
             MemberKind::Field => {}
             // An interface's abstract predicate: nothing to check.
