@@ -102,48 +102,75 @@ pub fn collect_files(paths: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// Every `*.jv` below `dir`. A folder that cannot be read (or an entry that cannot be
+/// listed) is kept as a path, so that loading reports it as an `io.error`: nothing
+/// is skipped silently.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(_) => return out.push(dir.to_path_buf()),
+    };
+    for entry in entries {
+        let Ok(entry) = entry else {
+            out.push(dir.to_path_buf());
+            continue;
+        };
         let path = entry.path();
         match entry.file_type() {
             Ok(t) if t.is_dir() => walk(&path, out),
-            Ok(_) if path.extension().is_some_and(|e| e == "jv") => out.push(path),
-            _ => {}
+            _ if path.extension().is_some_and(|e| e == "jv") => out.push(path),
+            Ok(_) => {}
+            Err(_) => out.push(path),
         }
     }
 }
 
-/// Read a file: its source, and its text or an `io.error`.
+/// Read a file: its source, and its text or an `io.error`. Only regular files are read
+/// (a FIFO named `x.jv` would block for ever); a UTF-8 byte-order mark is dropped.
 pub fn load(path: &Path) -> (Source, Result<String, InputError>) {
     let shown = path.display().to_string();
-    match std::fs::read(path) {
-        Err(e) => {
-            let err = InputError {
-                id: "io.error",
-                message: format!("cannot read `{shown}`: {e}"),
-                span: None,
-                label: String::new(),
-                notes: Vec::new(),
-            };
-            (Source { path: shown, text: String::new() }, Err(err))
+    let io_error = |message: String| {
+        let err =
+            InputError { id: "io.error", message, span: None, label: String::new(), notes: vec![] };
+        (Source { path: shown.clone(), text: String::new() }, Err(err))
+    };
+    match std::fs::metadata(path) {
+        Err(e) => return io_error(format!("cannot read `{shown}`: {e}")),
+        Ok(m) if m.is_dir() => {
+            return io_error(format!("cannot read the folder `{shown}` (or one of its entries)"));
         }
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => (Source { path: shown, text: text.clone() }, Ok(text)),
-            Err(e) => {
-                let at = e.utf8_error().valid_up_to();
-                let bad = e.utf8_error().error_len().unwrap_or(1);
-                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                let err = InputError::new(
-                    "io.error",
-                    format!("the file is not valid UTF-8 (byte 0x{:02x})", e.as_bytes()[at]),
-                    // The lossy text holds U+FFFD (3 bytes) where the bad bytes were.
-                    Span::new(at, at + 3),
-                    format!("{bad} invalid byte{}", if bad == 1 { "" } else { "s" }),
-                );
-                (Source { path: shown, text }, Err(err))
+        Ok(m) if !m.is_file() => {
+            return io_error(format!("`{shown}` is not a regular file"));
+        }
+        Ok(_) => {}
+    }
+    match std::fs::read(path) {
+        Err(e) => io_error(format!("cannot read `{shown}`: {e}")),
+        Ok(mut bytes) => {
+            if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+                bytes.drain(..3);
             }
-        },
+            load_bytes(shown, bytes)
+        }
+    }
+}
+
+fn load_bytes(shown: String, bytes: Vec<u8>) -> (Source, Result<String, InputError>) {
+    match String::from_utf8(bytes) {
+        Ok(text) => (Source { path: shown, text: text.clone() }, Ok(text)),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let bad = e.utf8_error().error_len().unwrap_or(1);
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            let err = InputError::new(
+                "io.error",
+                format!("the file is not valid UTF-8 (byte 0x{:02x})", e.as_bytes()[at]),
+                // The lossy text holds U+FFFD (3 bytes) where the bad bytes were.
+                Span::new(at, at + 3),
+                format!("{bad} invalid byte{}", if bad == 1 { "" } else { "s" }),
+            );
+            (Source { path: shown, text }, Err(err))
+        }
     }
 }
 
@@ -277,8 +304,10 @@ fn front_file(path: &Path) -> (Source, Result<Program, Vec<InputError>>) {
 pub fn run(paths: &[PathBuf], opts: &Options) -> Run {
     let start = Instant::now();
     let files = collect_files(paths);
+    // Jobs beyond the work do nothing: no more threads than files and members could use.
+    let jobs = if opts.jobs == 0 { 0 } else { opts.jobs.min(files.len().max(1) * 64) };
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs)
+        .num_threads(jobs)
         .stack_size(STACK_SIZE)
         .build()
         .expect("cannot build the thread pool");
