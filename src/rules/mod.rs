@@ -10,6 +10,11 @@
 //! A failed check is recorded with `Verifier::fail` and its path stops (the
 //! continuation is not called); other paths go on.
 //!
+//! Interfaces (LANGUAGE.md section 10) live in `dispatch.rs` (what is known of an
+//! object's class, predicate families as chunk keys, which class body an instance
+//! has), `definition.rs` (dispatch axioms of an interface's pure methods) and `info.rs`
+//! (families, implementations); the refinement check is a member check in `verify`.
+//!
 //! Every path ends in the ledger (`ledger.rs`): reaching the end of what is being
 //! verified, a recorded failure, a prune the decider proved, a recorded timeout, or
 //! a merge into a `join`. Nothing else ends a path; the member's check fails with an
