@@ -391,7 +391,8 @@ mod cli {
     fn a_byte_order_mark_is_accepted_and_control_bytes_are_shown() {
         let d = scratch("bom");
         let bom = d.join("bom.jv");
-        std::fs::write(&bom, b"\xef\xbb\xbfclass A { static void m() { assert 1 == 1; } }\n").unwrap();
+        std::fs::write(&bom, b"\xef\xbb\xbfclass A { static void m() { assert 1 == 1; } }\n")
+            .unwrap();
         assert_eq!(run(&[bom.to_str().unwrap()]).0, 0);
         let nul = d.join("nul.jv");
         std::fs::write(&nul, b"class A { \x00 }\n").unwrap();
