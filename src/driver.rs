@@ -10,7 +10,7 @@ use crate::report::Lines;
 use crate::syntax::InputError;
 use crate::syntax::ast::{MemberKind, MemberRef, Program, Span};
 use crate::syntax::parse;
-use crate::verify::{Config, MemberResult, verify_member};
+use crate::verify::{Config, MemberResult, verify_member_keyed};
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -83,6 +83,8 @@ pub struct Run {
     pub time_ms: f64,
     /// `--method` names that matched no member of any file.
     pub unmatched_methods: Vec<String>,
+    /// Stopped by Ctrl-C: only the members that finished are reported.
+    pub interrupted: bool,
 }
 
 /// Files named on the command line, with folders searched recursively for `*.jv`
@@ -260,12 +262,13 @@ pub fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 /// Verify one member; an `Err` or a panic becomes `Internal`.
 pub fn verify_one(
     program: &Program,
+    key: u64,
     member: MemberRef,
     name: &str,
     config: &Config,
 ) -> MemberOutcome {
     let m = &program.classes[member.class].members[member.member];
-    match catch_panic(|| verify_member(program, member, config)) {
+    match catch_panic(|| verify_member_keyed(program, key, member, config)) {
         Ok(Ok(mut r)) => {
             if r.name.is_empty() {
                 r.name = name.to_string();
@@ -300,64 +303,143 @@ fn front_file(path: &Path) -> (Source, Result<Program, Vec<InputError>>) {
     (source, program)
 }
 
+/// A number no other program of this process has.
+pub fn next_program_key() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Load, check and verify the given files.
 pub fn run(paths: &[PathBuf], opts: &Options) -> Run {
+    run_streaming(paths, opts, &mut |_| {})
+}
+
+/// What `run_streaming` hands its sink, in a deterministic order (files in order,
+/// members in program order) as soon as everything before it is done.
+pub enum Event<'a> {
+    /// A file's front end is done: its source, and its input errors if any.
+    File(&'a Source, Option<&'a [InputError]>),
+    /// A member of the last file announced finished.
+    Member(&'a Source, &'a MemberOutcome),
+}
+
+/// Announces files in order.
+struct Streamer<'a> {
+    sources: &'a [Source],
+    input: &'a [Option<Vec<InputError>>],
+    announced: usize,
+}
+
+impl Streamer<'_> {
+    fn upto(&mut self, n: usize, sink: &mut dyn FnMut(Event<'_>)) {
+        while self.announced < n.min(self.sources.len()) {
+            let i = self.announced;
+            sink(Event::File(&self.sources[i], self.input[i].as_deref()));
+            self.announced += 1;
+        }
+    }
+}
+
+/// Set by the first Ctrl-C: no member starts after it, members in flight are
+/// abandoned, and the run reports what finished.
+pub static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// As `run`, handing each file and member to `sink` as soon as it and everything
+/// before it are done (so one slow member hides only what follows it, and only until
+/// its budget runs out: a member past its `--timeout` by a margin is abandoned and
+/// reported as a timeout, whatever its solver query does).
+pub fn run_streaming(paths: &[PathBuf], opts: &Options, sink: &mut dyn FnMut(Event<'_>)) -> Run {
     let start = Instant::now();
     let files = collect_files(paths);
-    // Jobs beyond the work do nothing: no more threads than files and members could use.
-    let jobs = if opts.jobs == 0 { 0 } else { opts.jobs.min(files.len().max(1) * 64) };
+    let threads = if opts.jobs == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        opts.jobs
+    };
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
+        .num_threads(threads.min(files.len().max(1)))
         .stack_size(STACK_SIZE)
         .build()
         .expect("cannot build the thread pool");
-    let (reports, unmatched) = pool.install(|| {
-        let fronts: Vec<_> = files.par_iter().map(|p| front_file(p)).collect();
-        let mut work = Vec::new();
-        let mut scopes: Vec<Option<Vec<Span>>> = vec![None; fronts.len()];
-        for (fi, (_, program)) in fronts.iter().enumerate() {
-            if let (Ok(program), false) = (program, opts.check_only) {
-                let selected = select_members(program, &opts.methods);
-                if !opts.methods.is_empty() {
-                    let span = |m: &MemberRef| program.classes[m.class].members[m.member].span;
-                    scopes[fi] = Some(selected.iter().map(|(m, _)| span(m)).collect());
+    let fronts: Vec<(Source, Result<Program, Vec<InputError>>)> =
+        pool.install(|| files.par_iter().map(|p| front_file(p)).collect());
+    drop(pool);
+    let mut work: Vec<crate::schedule::Item> = Vec::new();
+    let mut scopes: Vec<Option<Vec<Span>>> = vec![None; fronts.len()];
+    let mut programs: Vec<Option<std::sync::Arc<Program>>> = Vec::new();
+    let mut sources: Vec<Source> = Vec::new();
+    let mut input: Vec<Option<Vec<InputError>>> = Vec::new();
+    for (fi, (source, program)) in fronts.into_iter().enumerate() {
+        sources.push(source);
+        match program {
+            Ok(program) => {
+                let program = std::sync::Arc::new(program);
+                if !opts.check_only {
+                    let selected = select_members(&program, &opts.methods);
+                    if !opts.methods.is_empty() {
+                        let span = |m: &MemberRef| program.classes[m.class].members[m.member].span;
+                        scopes[fi] = Some(selected.iter().map(|(m, _)| span(m)).collect());
+                    }
+                    let key = next_program_key();
+                    work.extend(selected.into_iter().map(|(member, name)| crate::schedule::Item {
+                        file: fi,
+                        program: program.clone(),
+                        key,
+                        member,
+                        name,
+                    }));
                 }
-                work.extend(selected.into_iter().map(|(m, name)| (fi, m, name)));
+                programs.push(Some(program));
+                input.push(None);
+            }
+            Err(errors) => {
+                programs.push(None);
+                input.push(Some(errors));
             }
         }
-        let outcomes: Vec<MemberOutcome> = work
-            .par_iter()
-            .map(|(fi, m, name)| {
-                let Ok(program) = &fronts[*fi].1 else { unreachable!() };
-                verify_one(program, *m, name, &opts.config)
-            })
-            .collect();
-        let unmatched: Vec<String> = opts
-            .methods
-            .iter()
-            .filter(|name| !work.iter().any(|(_, _, n)| n == *name))
-            .cloned()
-            .collect();
-        let mut per_file: Vec<Vec<MemberOutcome>> = vec![Vec::new(); fronts.len()];
-        for ((fi, _, _), o) in work.iter().zip(outcomes) {
-            per_file[*fi].push(o);
-        }
-        let reports: Vec<FileReport> = fronts
-            .into_iter()
-            .zip(per_file.into_iter().zip(scopes))
-            .map(|((source, program), (members, scope))| FileReport {
-                source,
-                status: match program {
-                    Ok(_) => FileStatus::Checked(members),
-                    Err(errors) => FileStatus::Input(errors),
-                },
-                scope,
-            })
-            .collect();
-        (reports, unmatched)
-    });
+    }
+    let unmatched: Vec<String> = opts
+        .methods
+        .iter()
+        .filter(|name| !work.iter().any(|w| &w.name == *name))
+        .cloned()
+        .collect();
+    // Stream in order: a file is announced when the members of the files before it
+    // are done; its members follow in program order.
+    let mut per_file: Vec<Vec<MemberOutcome>> = vec![Vec::new(); sources.len()];
+    let mut streamer = Streamer { sources: &sources, input: &input, announced: 0 };
+    let work_files: Vec<usize> = work.iter().map(|w| w.file).collect();
+    let interrupted =
+        crate::schedule::run_members(work, threads, &opts.config, &mut |wi, outcome| {
+            let fi = work_files[wi];
+            streamer.upto(fi + 1, sink);
+            sink(Event::Member(&sources[fi], &outcome));
+            per_file[fi].push(outcome);
+        });
+    if !interrupted {
+        streamer.upto(sources.len(), sink);
+    }
+    let reports: Vec<FileReport> = sources
+        .into_iter()
+        .zip(input)
+        .zip(per_file.into_iter().zip(scopes))
+        .map(|((source, errors), (members, scope))| FileReport {
+            source,
+            status: match errors {
+                None => FileStatus::Checked(members),
+                Some(errors) => FileStatus::Input(errors),
+            },
+            scope,
+        })
+        .collect();
+    drop(programs);
     let unmatched_methods = if opts.check_only { Vec::new() } else { unmatched };
-    Run { files: reports, time_ms: start.elapsed().as_secs_f64() * 1000.0, unmatched_methods }
+    Run {
+        files: reports,
+        time_ms: start.elapsed().as_secs_f64() * 1000.0,
+        unmatched_methods,
+        interrupted,
+    }
 }
 
 #[cfg(test)]

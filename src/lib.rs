@@ -5,6 +5,7 @@ pub mod decider;
 pub mod driver;
 pub mod report;
 pub mod rules;
+pub mod schedule;
 pub mod state;
 pub mod syntax;
 pub mod verify;

@@ -13,10 +13,13 @@ use idf_verify::verify::Config;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Format {
     Human,
     Json,
+    /// JSON Lines: one record per file with input errors and per member, as they
+    /// finish, then a summary record.
+    Jsonl,
 }
 
 /// Verify `.jv` programs by symbolic execution for implicit dynamic frames.
@@ -26,7 +29,8 @@ struct Cli {
     /// Files, or folders searched recursively for *.jv.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
-    /// human: per-member lines, diagnostics, summary; json: one JSON document.
+    /// human: per-member lines, diagnostics, summary (streamed); json: one JSON
+    /// document; jsonl: JSON Lines, streamed.
     #[arg(long, value_enum, default_value = "human")]
     format: Format,
     /// Check `// expect: ID` comments instead of plain verdicts.
@@ -99,8 +103,19 @@ fn main() {
     std::process::exit(code);
 }
 
+/// Ctrl-C: the first stops the run (no member starts; what finished is reported; exit
+/// 130); a second one exits at once.
+fn install_interrupt_handler() {
+    let _ = ctrlc::set_handler(|| {
+        if driver::INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+}
+
 fn real_main() -> i32 {
     let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
+    install_interrupt_handler();
     let opts = Options {
         methods: cli.methods.clone(),
         config: Config {
@@ -114,11 +129,31 @@ fn real_main() -> i32 {
         jobs: cli.jobs.unwrap_or(0),
         check_only: false,
     };
-    let run = driver::run(&cli.paths, &opts);
-    if run.files.is_empty() {
+    let file_count = driver::collect_files(&cli.paths).len();
+    if file_count == 0 {
         eprintln!("error: no .jv files found");
         return 2;
     }
+    // Human and JSON Lines output stream as members finish; the others need the run.
+    let mut out = StandardStream::stdout(color_choice());
+    let mut streamed: std::io::Result<()> = Ok(());
+    let hopts = human::HumanOptions { stats: cli.stats };
+    let run = if cli.expect || cli.format == Format::Json {
+        driver::run(&cli.paths, &opts)
+    } else {
+        driver::run_streaming(&cli.paths, &opts, &mut |ev| {
+            if streamed.is_err() {
+                return;
+            }
+            streamed = match cli.format {
+                Format::Jsonl => match report::json::event_line(&ev) {
+                    Some(line) => writeln!(out, "{line}").and_then(|()| out.flush()),
+                    None => Ok(()),
+                },
+                _ => human::render_event(&mut out, &ev, file_count > 1, hopts),
+            };
+        })
+    };
     if !run.unmatched_methods.is_empty() {
         eprintln!("error: no member matches --method {}", run.unmatched_methods.join(", "));
         return 2;
@@ -126,19 +161,17 @@ fn real_main() -> i32 {
     let (written, code) = if cli.expect {
         expect_mode(&run)
     } else {
-        match cli.format {
-            Format::Json => {
-                let mut out = std::io::stdout().lock();
-                (writeln!(out, "{}", report::json::to_json(&run)), report::exit_code(&run))
+        let written = match cli.format {
+            Format::Json => writeln!(out, "{}", report::json::to_json(&run)),
+            Format::Jsonl => {
+                streamed.and_then(|()| writeln!(out, "{}", report::json::summary_line(&run)))
             }
-            Format::Human => {
-                let mut out = StandardStream::stdout(color_choice());
-                let opts = human::HumanOptions { stats: cli.stats };
-                (human::render(&mut out, &run, opts), report::exit_code(&run))
-            }
-        }
+            Format::Human => streamed.and_then(|()| human::render_summary(&mut out, &run)),
+        };
+        (written, report::exit_code(&run))
     };
-    let flushed = written.and_then(|()| std::io::stdout().flush());
+    let flushed = written.and_then(|()| out.flush()).and_then(|()| std::io::stdout().flush());
+    let code = if run.interrupted { 130 } else { code };
     output_status(flushed, code)
 }
 

@@ -746,7 +746,7 @@ impl Gen {
                 let k = 50 + self.rng.below(300);
                 let op = *self.rng.pick(&["+", "-", "*"]);
                 // No variable among the factors of a product: Z3 does not stop at the
-                // time budget on `x * x * .. * x` (`fuzz/nonlinear_timeout.jv.hang`).
+                // time budget on `x * x * .. * x` (`tests/hang/nonlinear_timeout.jv`).
                 let mut chain = a.clone();
                 for j in 0..k {
                     let v = if j % 7 == 3 && op != "*" { a.as_str() } else { "1" };
@@ -1656,10 +1656,9 @@ fn random_programs_never_crash() {
 /// The fuzzer's regressions, `tests/programs/verify/fuzz/*.jv` (also run by
 /// `tests/programs.rs`), must meet their `// expect:` comments within a time budget per
 /// member (`idf-verify --timeout 5 --expect`, in a child process that is killed after
-/// 30 s): several of them used to run forever. A hang found later whose fix is pending
-/// goes there as `NAME.jv.hang`, checked only here: `tests/programs.rs` has no time
-/// budget and would never finish. A header line `// flags: ...` passes `--no-infer`,
-/// `--trace`, `--counterexample`.
+/// 30 s): several of them used to run forever. (A query that ignores its timeout
+/// altogether is `tests/hang/`, run by `tests/run_ends.rs`.) A header line
+/// `// flags: ...` passes `--no-infer`, `--trace`, `--counterexample`.
 #[test]
 fn fuzz_regressions_terminate() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/verify/fuzz");

@@ -77,6 +77,9 @@ impl Backend {
         let solver = Solver::new();
         let mut params = Params::new();
         params.set_bool("model", true);
+        // Ctrl-C is the driver's (it stops the run); Z3 must not turn it into a
+        // query's `unknown` (a reported timeout).
+        params.set_bool("ctrl_c", false);
         solver.set_params(&params);
         Backend {
             solver,

@@ -32,7 +32,7 @@ pub fn render<W: WriteColor>(w: &mut W, run: &Run, opts: HumanOptions) -> io::Re
         }
         render_file(w, f, opts)?;
     }
-    summary_line(w, &summarize(run), run.time_ms)
+    summary_line(w, &summarize(run), run.time_ms, run.interrupted)
 }
 
 /// The source as shown under diagnostics: each ASCII control byte other than tab and
@@ -47,6 +47,83 @@ fn visible(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Render one streamed event (`driver::run_streaming`); `many`: several files, so
+/// each gets a header line.
+pub fn render_event<W: WriteColor>(
+    w: &mut W,
+    ev: &crate::driver::Event<'_>,
+    many: bool,
+    opts: HumanOptions,
+) -> io::Result<()> {
+    use crate::driver::Event;
+    match ev {
+        Event::File(source, errors) => {
+            if many {
+                w.set_color(ColorSpec::new().set_bold(true))?;
+                writeln!(w, "{}", source.path)?;
+                w.reset()?;
+            }
+            if let Some(errors) = errors {
+                let shown = visible(&source.text);
+                let file = SimpleFile::new(source.path.as_str(), shown.as_ref());
+                for e in *errors {
+                    emit(w, &file, &input_diagnostic(e, &source.path))?;
+                }
+            }
+            Ok(())
+        }
+        Event::Member(source, m) => {
+            let shown = visible(&source.text);
+            let file = SimpleFile::new(source.path.as_str(), shown.as_ref());
+            render_member(w, &file, &Lines::new(&source.text), m, opts)?;
+            w.flush()
+        }
+    }
+}
+
+/// The summary line (and notes) after streamed events.
+pub fn render_summary<W: WriteColor>(w: &mut W, run: &Run) -> io::Result<()> {
+    summary_line(w, &summarize(run), run.time_ms, run.interrupted)?;
+    if run.interrupted {
+        writeln!(w, "interrupted: members that had not finished are not reported")?;
+    }
+    Ok(())
+}
+
+fn render_member<W: WriteColor>(
+    w: &mut W,
+    file: &File<'_>,
+    lines: &Lines<'_>,
+    m: &MemberOutcome,
+    opts: HumanOptions,
+) -> io::Result<()> {
+    match m {
+        MemberOutcome::Done(r) => {
+            member_line(w, r)?;
+            if let (true, Some(stats)) = (opts.stats, &r.stats) {
+                stats_line(w, stats)?;
+            }
+            for e in &r.errors {
+                emit(w, file, &verification_diagnostic(e, lines))?;
+            }
+            for e in &r.warnings {
+                let d = Diagnostic::warning()
+                    .with_code(e.id)
+                    .with_message(&e.message)
+                    .with_labels(vec![Label::primary((), e.span.range())]);
+                emit(w, file, &d)?;
+            }
+        }
+        MemberOutcome::Internal { name, message, .. } => {
+            w.set_color(ColorSpec::new().set_fg(Some(Color::Magenta)).set_bold(true))?;
+            write!(w, "! {name}")?;
+            w.reset()?;
+            writeln!(w, " internal error: {message}")?;
+        }
+    }
+    Ok(())
+}
+
 pub fn render_file<W: WriteColor>(w: &mut W, f: &FileReport, opts: HumanOptions) -> io::Result<()> {
     let shown = visible(&f.source.text);
     let file = SimpleFile::new(f.source.path.as_str(), shown.as_ref());
@@ -59,30 +136,7 @@ pub fn render_file<W: WriteColor>(w: &mut W, f: &FileReport, opts: HumanOptions)
         }
         FileStatus::Checked(members) => {
             for m in members {
-                match m {
-                    MemberOutcome::Done(r) => {
-                        member_line(w, r)?;
-                        if let (true, Some(stats)) = (opts.stats, &r.stats) {
-                            stats_line(w, stats)?;
-                        }
-                        for e in &r.errors {
-                            emit(w, &file, &verification_diagnostic(e, &lines))?;
-                        }
-                        for e in &r.warnings {
-                            let d = Diagnostic::warning()
-                                .with_code(e.id)
-                                .with_message(&e.message)
-                                .with_labels(vec![Label::primary((), e.span.range())]);
-                            emit(w, &file, &d)?;
-                        }
-                    }
-                    MemberOutcome::Internal { name, message, .. } => {
-                        w.set_color(ColorSpec::new().set_fg(Some(Color::Magenta)).set_bold(true))?;
-                        write!(w, "! {name}")?;
-                        w.reset()?;
-                        writeln!(w, " internal error: {message}")?;
-                    }
-                }
+                render_member(w, &file, &lines, m, opts)?;
             }
         }
     }
@@ -122,7 +176,12 @@ fn stats_line<W: WriteColor>(w: &mut W, s: &Stats) -> io::Result<()> {
     )
 }
 
-fn summary_line<W: WriteColor>(w: &mut W, s: &Summary, time_ms: f64) -> io::Result<()> {
+fn summary_line<W: WriteColor>(
+    w: &mut W,
+    s: &Summary,
+    time_ms: f64,
+    interrupted: bool,
+) -> io::Result<()> {
     write!(
         w,
         "{} verified, {} failed, {} timeout, {} input error{}",
@@ -136,7 +195,7 @@ fn summary_line<W: WriteColor>(w: &mut W, s: &Summary, time_ms: f64) -> io::Resu
         write!(w, ", {} internal error{}", s.internal, if s.internal == 1 { "" } else { "s" })?;
     }
     writeln!(w, " in {time_ms:.1} ms")?;
-    if s.verified + s.failed + s.timeout + s.internal + s.input_errors == 0 {
+    if s.verified + s.failed + s.timeout + s.internal + s.input_errors == 0 && !interrupted {
         // Green, but say that nothing was checked.
         writeln!(
             w,

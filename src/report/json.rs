@@ -170,6 +170,42 @@ fn internal<'a>(
     }
 }
 
+/// One JSON Lines record (`--format jsonl`) for a streamed event: a file's input
+/// errors, or one member with its file's path.
+pub fn event_line(ev: &crate::driver::Event<'_>) -> Option<String> {
+    use crate::driver::Event;
+    let v = match ev {
+        Event::File(_, None) => return None,
+        Event::File(source, Some(errors)) => {
+            let lines = Lines::new(&source.text);
+            let diags: Vec<DiagnosticJson<'_>> =
+                errors.iter().map(|e| diagnostic(e, &lines)).collect();
+            serde_json::json!({"file": source.path, "status": "input-error", "diagnostics": diags})
+        }
+        Event::Member(source, m) => {
+            let lines = Lines::new(&source.text);
+            let member = match m {
+                MemberOutcome::Done(r) => member(r, &lines),
+                MemberOutcome::Internal { name, kind, span, message } => {
+                    internal(name, *kind, *span, message, &lines)
+                }
+            };
+            serde_json::json!({"file": source.path, "member": member})
+        }
+    };
+    Some(v.to_string())
+}
+
+/// The last JSON Lines record: the summary.
+pub fn summary_line(run: &Run) -> String {
+    let s = summarize(run);
+    serde_json::json!({"summary": {
+        "verified": s.verified, "failed": s.failed, "timeout": s.timeout,
+        "input_errors": s.input_errors, "internal_errors": s.internal,
+        "interrupted": run.interrupted, "time_ms": ms(run.time_ms)}})
+    .to_string()
+}
+
 /// The whole run as one document.
 pub fn document(run: &Run) -> Document<'_> {
     let files = run

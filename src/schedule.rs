@@ -1,0 +1,206 @@
+//! Running members on worker threads: a queue of members, `--jobs` workers with large
+//! stacks, results handed back in the queue's order as soon as every earlier member
+//! is done. A member that outlives its `--timeout` by a margin (a solver query that
+//! ignores its timeout) is abandoned: reported as `verification.timeout`, its worker
+//! left behind and replaced, so every run ends. After Ctrl-C
+//! (`driver::INTERRUPTED`) no member starts, members in flight are abandoned
+//! unreported, and the caller is told the run was interrupted.
+//!
+//! Architecture invariant: this module owns threads and time; it never looks inside
+//! a member's verification (that is `driver::verify_one`).
+
+use crate::driver::{INTERRUPTED, MemberOutcome, STACK_SIZE, verify_one};
+use crate::syntax::ast::{MemberRef, Program};
+use crate::verify::{Config, MemberResult, Status, VerificationError};
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One member to verify.
+pub struct Item {
+    pub file: usize,
+    pub program: Arc<Program>,
+    /// The program's key for per-program caches (`verify::verify_member_keyed`).
+    pub key: u64,
+    pub member: MemberRef,
+    pub name: String,
+}
+
+/// How long past its budget a member may run before it is abandoned.
+fn grace(timeout: f64) -> Duration {
+    Duration::from_secs_f64((timeout * 0.5).clamp(1.0, 10.0))
+}
+
+struct Shared {
+    queue: Mutex<VecDeque<usize>>,
+    /// The members in flight, with when they started.
+    running: Mutex<std::collections::HashMap<usize, Instant>>,
+}
+
+fn spawn_worker(
+    shared: &Arc<Shared>,
+    items: &Arc<Vec<Item>>,
+    config: &Config,
+    tx: &mpsc::Sender<(usize, MemberOutcome)>,
+) -> bool {
+    let (shared, items, config, tx) = (shared.clone(), items.clone(), config.clone(), tx.clone());
+    std::thread::Builder::new()
+        .stack_size(STACK_SIZE)
+        .spawn(move || {
+            loop {
+                if INTERRUPTED.load(Ordering::SeqCst) {
+                    return;
+                }
+                let next = shared.queue.lock().ok().and_then(|mut q| q.pop_front());
+                let Some(wi) = next else { return };
+                if let Ok(mut r) = shared.running.lock() {
+                    r.insert(wi, Instant::now());
+                }
+                let it = &items[wi];
+                let outcome = verify_one(&it.program, it.key, it.member, &it.name, &config);
+                if tx.send((wi, outcome)).is_err() {
+                    return;
+                }
+            }
+        })
+        .is_ok()
+}
+
+/// The outcome of a member abandoned past its budget.
+fn abandoned(it: &Item, elapsed: Duration) -> MemberOutcome {
+    let m = &it.program.classes[it.member.class].members[it.member.member];
+    MemberOutcome::Done(MemberResult {
+        member: it.member,
+        name: it.name.clone(),
+        kind: m.kind,
+        status: Status::Timeout,
+        errors: vec![VerificationError {
+            id: "verification.timeout",
+            reason: "timeout",
+            message: format!(
+                "the member's time budget ran out (its solver query was abandoned after {:.1} s)",
+                elapsed.as_secs_f64()
+            ),
+            span: m.name.span,
+            notes: vec![],
+            trace: None,
+            counterexample: None,
+        }],
+        warnings: vec![],
+        time_ms: elapsed.as_secs_f64() * 1000.0,
+        stats: None,
+    })
+}
+
+/// Verify `items` on `threads` workers, calling `done(index, outcome)` in the items'
+/// order. True when Ctrl-C stopped the run (then only the members that finished were
+/// reported, still in order).
+pub fn run_members(
+    items: Vec<Item>,
+    threads: usize,
+    config: &Config,
+    done: &mut dyn FnMut(usize, MemberOutcome),
+) -> bool {
+    let n = items.len();
+    if n == 0 {
+        return INTERRUPTED.load(Ordering::SeqCst);
+    }
+    let items = Arc::new(items);
+    let shared = Arc::new(Shared {
+        queue: Mutex::new((0..n).collect()),
+        running: Mutex::new(std::collections::HashMap::new()),
+    });
+    let (tx, rx) = mpsc::channel();
+    let mut workers = 0;
+    for _ in 0..threads.clamp(1, n) {
+        if spawn_worker(&shared, &items, config, &tx) {
+            workers += 1;
+        }
+    }
+    if workers == 0 {
+        // No thread could be made: verify here, in order.
+        for (wi, it) in items.iter().enumerate() {
+            done(wi, verify_one(&it.program, it.key, it.member, &it.name, config));
+        }
+        return false;
+    }
+    let budget = config.timeout.map(|t| Duration::from_secs_f64(t) + grace(t));
+    let mut results: Vec<Option<MemberOutcome>> = (0..n).map(|_| None).collect();
+    let mut next = 0;
+    let mut last_check = Instant::now();
+    while next < n {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            // Report what finished (in order, skipping what did not), then stop.
+            while let Ok((wi, outcome)) = rx.try_recv() {
+                if results[wi].is_none() && wi >= next {
+                    results[wi] = Some(outcome);
+                }
+            }
+            for (wi, r) in results.iter_mut().enumerate().skip(next) {
+                if let Some(o) = r.take() {
+                    done(wi, o);
+                }
+            }
+            return true;
+        }
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok((wi, outcome)) => {
+                if let Ok(mut r) = shared.running.lock() {
+                    r.remove(&wi);
+                }
+                if results[wi].is_none() && wi >= next {
+                    results[wi] = Some(outcome);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if let Some(budget) = budget
+            && last_check.elapsed() > Duration::from_millis(50)
+        {
+            last_check = Instant::now();
+            let late: Vec<(usize, Duration)> = shared
+                .running
+                .lock()
+                .map(|r| {
+                    r.iter()
+                        .filter(|(_, t)| t.elapsed() > budget)
+                        .map(|(wi, t)| (*wi, t.elapsed()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for (wi, elapsed) in late {
+                if let Ok(mut r) = shared.running.lock() {
+                    r.remove(&wi);
+                }
+                if results[wi].is_none() && wi >= next {
+                    results[wi] = Some(abandoned(&items[wi], elapsed));
+                }
+                // Its worker is stuck: another takes its place.
+                spawn_worker(&shared, &items, config, &tx);
+            }
+        }
+        while next < n {
+            let Some(o) = results[next].take() else { break };
+            done(next, o);
+            next += 1;
+        }
+    }
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        return next < n;
+    }
+    // Every worker is gone with members unreported: never a silent gap.
+    for (wi, it) in items.iter().enumerate().skip(next) {
+        let m = &it.program.classes[it.member.class].members[it.member.member];
+        let outcome = results[wi].take().unwrap_or_else(|| MemberOutcome::Internal {
+            name: it.name.clone(),
+            kind: m.kind,
+            span: m.name.span,
+            message: "its worker thread stopped before reporting".into(),
+        });
+        done(wi, outcome);
+    }
+    false
+}

@@ -1,0 +1,91 @@
+//! Every run ends, and reports what it did (issue: a CI gate that cannot be fooled):
+//! a member whose solver query ignores `--timeout` is abandoned and reported as a
+//! timeout while the quick members beside it are reported; Ctrl-C stops a batch with
+//! exit 130 and reports what finished; `--format jsonl` streams one record per member.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_idf-verify")
+}
+
+/// A folder holding the nonlinear hang and the examples.
+fn batch(name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let d = std::env::temp_dir().join(format!("idf-ends-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::copy(root.join("tests/hang/nonlinear_timeout.jv"), d.join("a_hang.jv")).unwrap();
+    for f in ["cell.jv", "stack.jv", "account.jv"] {
+        std::fs::copy(root.join("examples").join(f), d.join(f)).unwrap();
+    }
+    d
+}
+
+/// Run to the end, killing the child after `limit` (then `None`).
+fn run_with_limit(mut cmd: Command, limit: Duration) -> Option<(i32, String)> {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            return Some((out.status.code().unwrap_or(-1), text));
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_query_that_ignores_its_timeout_does_not_stop_the_run() {
+    let d = batch("timeout");
+    let mut cmd = Command::new(bin());
+    cmd.args(["--timeout", "2"]).arg(&d);
+    let (code, out) = run_with_limit(cmd, Duration::from_secs(120)).expect("the run ends");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("C.power timeout"), "{out}");
+    assert!(out.contains("verification.timeout"), "{out}");
+    assert!(out.contains("Cell.setX verified") && out.contains("Stack.push verified"), "{out}");
+}
+
+#[test]
+fn ctrl_c_stops_a_batch_and_reports_what_finished() {
+    let d = batch("sigint");
+    let child = Command::new(bin()).arg(&d).stdout(Stdio::piped()).spawn().unwrap();
+    // The hang holds one worker for ever; the other members finish meanwhile.
+    std::thread::sleep(Duration::from_secs(3));
+    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = rx.recv_timeout(Duration::from_secs(60)).expect("exits after Ctrl-C").unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{text}");
+    assert!(text.contains("interrupted"), "{text}");
+    assert!(!text.contains("timeout ("), "Ctrl-C is not a timeout: {text}");
+    assert!(text.contains("Cell.setX verified"), "{text}");
+}
+
+#[test]
+fn json_lines_stream_one_record_per_member() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut cmd = Command::new(bin());
+    cmd.args(["--format", "jsonl"]).arg(root.join("examples/cell.jv"));
+    let (code, out) = run_with_limit(cmd, Duration::from_secs(60)).expect("ends");
+    assert_eq!(code, 0, "{out}");
+    let records: Vec<serde_json::Value> =
+        out.lines().map(|l| serde_json::from_str(l).expect("one JSON value per line")).collect();
+    let last = records.last().expect("records");
+    assert_eq!(last["summary"]["failed"], 0);
+    let members: Vec<&str> = records.iter().filter_map(|r| r["member"]["name"].as_str()).collect();
+    assert!(members.contains(&"Cell.setX"), "{members:?}");
+    assert_eq!(members.len() as u64, last["summary"]["verified"].as_u64().unwrap());
+}
