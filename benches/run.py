@@ -4,7 +4,9 @@
 Times whole-process wall time of `target/release/idf-verify` (median of --runs runs,
 with hyperfine when installed, otherwise time.perf_counter around subprocess) on
 
-  * the scalable workloads of ../shared/peers/workloads.py (chain, paths, list),
+  * the scalable workloads of ../shared/peers/workloads.py (chain, paths, list) and
+    of benches/visitor_workload.py (visitor: a tree of N objects built in straight-line
+    code, visited through interfaces; LANGUAGE.md section 10),
   * every ../shared/suite/*.jv program (run with --expect, the acceptance mode),
   * every examples/*.jv program,
   * a folder of 40 example files with --jobs 1 and with --jobs 2,
@@ -45,7 +47,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.path.join(ROOT, "benches", "silicon-times.json")
 
 WORKLOADS = [("chain", n) for n in (10, 50, 100, 500, 1000)] + \
-    [("paths", k) for k in (8, 10, 12, 14)] + [("list", n) for n in (5, 10, 20, 40)]
+    [("paths", k) for k in (8, 10, 12, 14)] + [("list", n) for n in (5, 10, 20, 40)] + \
+    [("visitor", n) for n in (10, 100, 1000)]
+# Workloads written by this folder's generators rather than ../shared/peers/workloads.py.
+LOCAL_WORKLOADS = {"visitor": os.path.join(ROOT, "benches", "visitor_workload.py")}
 
 # Targets of the issue (seconds).
 SUITE_LIMIT = 0.100
@@ -218,7 +223,10 @@ def run(args, peers, suite, tmp):
     wl = os.path.join(tmp, "workloads")
     os.makedirs(wl)
     for fam, n in WORKLOADS:
-        subprocess.run([sys.executable, os.path.join(peers, "workloads.py"), wl, fam, str(n)], check=True)
+        if fam in LOCAL_WORKLOADS:
+            subprocess.run([sys.executable, LOCAL_WORKLOADS[fam], wl, str(n)], check=True)
+        else:
+            subprocess.run([sys.executable, os.path.join(peers, "workloads.py"), wl, fam, str(n)], check=True)
 
     progs = []
     for fam, n in WORKLOADS:
@@ -315,7 +323,9 @@ def run(args, peers, suite, tmp):
 README_INTRO = """\
 Measured by `benches/run.py` (a report, not a gate: no test asserts a time). It writes the
 scalable workloads of `../shared/peers/workloads.py` (chain 10–1000, paths 8–14, list 5–40)
-into a temporary folder and times whole `target/release/idf-verify` processes on them, on
+and of `benches/visitor_workload.py` (visitor 10–1000: a tree of N objects built in
+straight-line code and visited through the interfaces of `examples/visitor.jv`, with a
+Viper encoding of its predicate family and dispatch) into a temporary folder and times whole `target/release/idf-verify` processes on them, on
 every `../shared/suite/*.jv` program (with `--expect`) and on every `examples/*.jv`, then
 `--jobs 1` against `--jobs 2` on a folder of 40 example files. Silicon's times come from
 `benches/silicon-times.json` (one run per program, made with `--silicon`; Silicon is slow:

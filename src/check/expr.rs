@@ -7,6 +7,7 @@
 //! this very position). An expression that gets an error has type `Unknown`, which no
 //! later rule complains about, so each mistake is reported once.
 
+use super::types::Hierarchy;
 use super::types::{OBJECT, comparable, converts, join};
 use super::{Env, Sig};
 use crate::syntax::InputError;
@@ -116,7 +117,7 @@ impl MemberCx<'_> {
     /// Check `e` and require type `want`; returns whether it matched.
     pub fn expect(&mut self, e: &mut Expr, place: Place, perm: Perm, want: &Type) -> bool {
         let t = self.expr(e, place, perm);
-        if converts(&t, want) {
+        if converts(self.env, &t, want) {
             true
         } else {
             self.error(
@@ -223,7 +224,7 @@ impl MemberCx<'_> {
                 self.expect(c, place, Perm::No("in a `?:` condition"), &Type::Bool);
                 let ta = self.expr(a, place, perm);
                 let tb = self.expr(b, place, perm);
-                join(&ta, &tb).unwrap_or_else(|| {
+                join(self.env, &ta, &tb).unwrap_or_else(|| {
                     self.error(
                         format!("the branches of `?:` have different types `{ta}` and `{tb}`"),
                         span,
@@ -335,7 +336,7 @@ impl MemberCx<'_> {
             e.kind = ExprKind::Local(name);
             return t;
         }
-        if let Some((_, sig)) = self.env.member(self.class, &name)
+        if let Some((_, _, sig)) = self.env.member(self.class, &name)
             && sig.kind == MemberKind::Field
         {
             let t = sig.ty.clone();
@@ -375,9 +376,19 @@ impl MemberCx<'_> {
         let ExprKind::Field { recv, field, class } = &mut e.kind else { unreachable!() };
         let rt = self.expr(recv, place, Perm::No("as a receiver"));
         match &rt {
+            Type::Class(c) if self.env.is_interface(c) => {
+                let msg = format!(
+                    "interface `{c}` has no fields: `{}` can only be read through a class type",
+                    field.name
+                );
+                self.error(msg, field.span, "field of an interface type");
+                Type::Unknown
+            }
             Type::Class(c) => {
                 let found = self.env.class(c).and_then(|ci| {
-                    self.env.member(ci, &field.name).map(|(_, sig)| (ci, sig.kind, sig.ty.clone()))
+                    self.env
+                        .member(ci, &field.name)
+                        .map(|(_, _, sig)| (ci, sig.kind, sig.ty.clone()))
                 });
                 match found {
                     Some((ci, MemberKind::Field, t)) => {
@@ -473,7 +484,7 @@ impl MemberCx<'_> {
                 let why = if op == Eq { "in `==`" } else { "in `!=`" };
                 let tl = self.expr(l, place, Perm::No(why));
                 let tr = self.expr(r, place, Perm::No(why));
-                if !comparable(&tl, &tr) {
+                if !comparable(self.env, &tl, &tr) {
                     self.error(
                         format!("cannot compare `{tl}` with `{tr}`"),
                         l.span.to(r.span),
@@ -530,7 +541,26 @@ impl MemberCx<'_> {
         *target = Some(MemberRef { class, member: mi });
         let callee = format!("{}.{}", self.env.class_sigs[class].name, sig.name);
         self.args(args, &sig.params, &callee, name.span, place);
+        let iface = self.env.class_sigs[class].is_interface;
         match (sig.kind, role) {
+            (MemberKind::Predicate, Role::Predicate(what))
+            | (MemberKind::Pure, Role::Pure(what))
+                if iface =>
+            {
+                let thing = if sig.kind == MemberKind::Predicate {
+                    "an abstract predicate"
+                } else {
+                    "a dynamically bound pure method"
+                };
+                self.error(
+                    format!(
+                        "{what} cannot be used through an interface type: `{callee}` is {thing}, whose body depends on the object's class; use a receiver of class type"
+                    ),
+                    span,
+                    "receiver of interface type",
+                );
+                Type::Unknown
+            }
             (MemberKind::Predicate, Role::Predicate(_)) => Type::Bool,
             (MemberKind::Pure, Role::Pure(_)) => sig.ty,
             (MemberKind::Predicate, Role::Expr) => {
@@ -633,7 +663,7 @@ impl MemberCx<'_> {
                     && !self
                         .env
                         .member(self.class, n)
-                        .is_some_and(|(_, s)| s.kind == MemberKind::Field)
+                        .is_some_and(|(_, _, s)| s.kind == MemberKind::Field)
                     && (self.env.class(n).is_some() || n == OBJECT)
                 {
                     let n = n.clone();
@@ -666,9 +696,11 @@ impl MemberCx<'_> {
             }
         };
         let cname = self.env.class_sigs[class].name.clone();
-        let Some((mi, sig)) = self.env.member(class, &name.name) else {
+        let Some((decl, mi, sig)) = self.env.member(class, &name.name) else {
             let msg = if self.env.class_sigs[class].ctor.is_some() && name.name == cname {
                 format!("a constructor is called with `new {cname}(..)`")
+            } else if self.env.class_sigs[class].is_interface {
+                format!("interface `{cname}` has no member `{}`", name.name)
             } else {
                 format!("class `{cname}` has no member `{}`", name.name)
             };
@@ -722,6 +754,6 @@ impl MemberCx<'_> {
             }
             (Some(_), _) => {}
         }
-        Some((class, mi, sig))
+        Some((decl, mi, sig))
     }
 }

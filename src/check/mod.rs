@@ -9,9 +9,12 @@
 //! Layout: this file builds the program-wide [`Env`] of class and member signatures and
 //! checks declarations; `expr` checks expressions under a [`expr::Place`] (what kind of
 //! code or assertion they sit in); `stmt` checks statements and member bodies; `types`
-//! holds the type relations.
+//! holds the type relations; `hierarchy` checks `implements` and `extends` and copies
+//! interface contracts into the class members that inherit them (LANGUAGE.md
+//! section 10).
 
 mod expr;
+mod hierarchy;
 mod stmt;
 pub mod types;
 
@@ -39,6 +42,13 @@ pub(crate) struct ClassSig {
     pub sigs: Vec<Sig>,
     /// The index of the (first) constructor.
     pub ctor: Option<usize>,
+    pub is_interface: bool,
+    /// The interfaces this class implements or this interface extends, directly
+    /// (those that exist and are interfaces; the rest are reported).
+    pub supers: Vec<usize>,
+    /// Every interface it converts to, directly or through `extends`, nearest first
+    /// (breadth-first, each once; never itself, even on a cycle).
+    pub ancestors: Vec<usize>,
 }
 
 /// Class and member tables of the whole program.
@@ -75,19 +85,61 @@ impl Env {
                     }
                 })
                 .collect();
-            class_sigs.push(ClassSig { name: class.name.name.clone(), members, sigs, ctor });
+            class_sigs.push(ClassSig {
+                name: class.name.name.clone(),
+                members,
+                sigs,
+                ctor,
+                is_interface: class.is_interface,
+                supers: vec![],
+                ancestors: vec![],
+            });
         }
-        Env { classes, class_sigs }
+        let mut env = Env { classes, class_sigs };
+        for (ci, class) in program.classes.iter().enumerate() {
+            let supers: Vec<usize> = class
+                .supers
+                .iter()
+                .filter_map(|i| env.class(&i.name))
+                .filter(|&i| env.class_sigs[i].is_interface)
+                .collect();
+            env.class_sigs[ci].supers = supers;
+        }
+        for ci in 0..env.class_sigs.len() {
+            let mut out: Vec<usize> = vec![];
+            let mut queue: std::collections::VecDeque<usize> =
+                env.class_sigs[ci].supers.iter().copied().collect();
+            while let Some(i) = queue.pop_front() {
+                if i == ci || out.contains(&i) {
+                    continue;
+                }
+                out.push(i);
+                queue.extend(env.class_sigs[i].supers.iter().copied());
+            }
+            env.class_sigs[ci].ancestors = out;
+        }
+        env
     }
 
     pub fn class(&self, name: &str) -> Option<usize> {
         self.classes.get(name).copied()
     }
 
-    /// A member (not the constructor) of a class by name.
-    pub fn member(&self, class: usize, name: &str) -> Option<(usize, &Sig)> {
+    /// A member (not the constructor) of a class by name; of an interface, its own or
+    /// else the first one met among the interfaces it extends, nearest first. Gives
+    /// the declaring class or interface, the member's index and its signature.
+    pub fn member(&self, class: usize, name: &str) -> Option<(usize, usize, &Sig)> {
         let cs = &self.class_sigs[class];
-        cs.members.get(name).map(|&mi| (mi, &cs.sigs[mi]))
+        if let Some(&mi) = cs.members.get(name) {
+            return Some((class, mi, &cs.sigs[mi]));
+        }
+        if !cs.is_interface {
+            return None;
+        }
+        cs.ancestors.iter().find_map(|&i| {
+            let is = &self.class_sigs[i];
+            is.members.get(name).map(|&mi| (i, mi, &is.sigs[mi]))
+        })
     }
 
     /// Does every class a type names exist?
@@ -100,11 +152,29 @@ impl Env {
     }
 }
 
+impl types::Hierarchy for Env {
+    fn supertypes(&self, name: &str) -> Vec<String> {
+        match self.class(name) {
+            Some(ci) => self.class_sigs[ci]
+                .ancestors
+                .iter()
+                .map(|&i| self.class_sigs[i].name.clone())
+                .collect(),
+            None => vec![],
+        }
+    }
+    fn is_interface(&self, name: &str) -> bool {
+        self.class(name).is_some_and(|ci| self.class_sigs[ci].is_interface)
+    }
+}
+
 /// Resolve and type-check a parsed program.
 pub fn check(mut program: Program) -> Result<Program, Vec<InputError>> {
     let env = Env::new(&program);
     let mut errors = Vec::new();
     declarations(&program, &env, &mut errors);
+    let complete = hierarchy::check(&program, &env, &mut errors);
+    hierarchy::inherit_contracts(&mut program, &env, &complete);
     for (ci, class) in program.classes.iter_mut().enumerate() {
         for member in class.members.iter_mut() {
             stmt::member(&env, ci, member, &mut errors);
@@ -150,7 +220,10 @@ fn declarations(program: &Program, env: &Env, errors: &mut Vec<InputError>) {
         } else if let Some(first) = seen_classes.get(name) {
             errors.push(
                 InputError::type_error(
-                    format!("class `{name}` is declared twice"),
+                    format!(
+                        "{} `{name}` is declared twice (classes and interfaces share one namespace)",
+                        if class.is_interface { "interface" } else { "class" }
+                    ),
                     class.name.span,
                     "second declaration",
                 )
@@ -227,6 +300,7 @@ fn member_declaration(env: &Env, class: &str, m: &Member, errors: &mut Vec<Input
         (MemberKind::Field, Body::None)
             | (MemberKind::Method | MemberKind::Constructor, Body::Block(_))
             | (MemberKind::Pure | MemberKind::Predicate, Body::Return(_))
+            | (MemberKind::Method | MemberKind::Pure | MemberKind::Predicate, Body::None)
     ));
 }
 

@@ -130,7 +130,7 @@ impl MemberCx<'_> {
             // `return m(..);` with a non-pure `m` is allowed: the call is the whole value.
             Some(e) if matches!(e.kind, ExprKind::Call { .. }) => {
                 let t = self.call(e, Place::Code, IN_CODE, Role::Stmt);
-                if !converts(&t, &ret) {
+                if !converts(self.env, &t, &ret) {
                     self.error(
                         format!("expected `{ret}`, found `{t}`"),
                         e.span,
@@ -202,7 +202,7 @@ impl MemberCx<'_> {
                 }
             }
         };
-        if !converts(&t, want) {
+        if !converts(self.env, &t, want) {
             self.error(
                 format!("expected `{want}`, found `{t}`"),
                 span,
@@ -224,6 +224,20 @@ impl MemberCx<'_> {
             }
             return Type::Unknown;
         };
+        if self.env.class_sigs[ci].is_interface {
+            self.error(
+                format!(
+                    "`{}` is an interface: only a class that implements it can be created with `new`",
+                    class.name
+                ),
+                class.span,
+                "cannot create an interface",
+            );
+            for a in args.iter_mut() {
+                self.expr(a, Place::Code, Perm::No("as a call argument"));
+            }
+            return Type::Unknown;
+        }
         let cs = &self.env.class_sigs[ci];
         let params = cs.ctor.map(|mi| cs.sigs[mi].params.clone()).unwrap_or_default();
         let callee = format!("{}.new", cs.name);

@@ -158,6 +158,7 @@ impl Backend {
                 .map(Dynamic::from)
                 .unwrap_or_else(|()| Int::from_i64(0).into()),
             Op::Bool(b) => Bool::from_bool(*b).into(),
+            Op::Class(i, _) => Int::from_i64(*i as i64).into(),
             Op::Null => self.null.clone(),
             Op::Unit => self.snap.variants[UNIT].constructor.apply(&[]),
             Op::Add => Int::add(&[int(0), int(1)]).into(),

@@ -241,12 +241,12 @@ impl<'p> Verifier<'p> {
             Lookup::NotFound => {
                 if self.config.infer
                     && depth < crate::rules::MAX_OPEN
-                    && let Some(i) = self.find_provider(&h2, &t, &name)
+                    && let Some((i, bp)) = self.find_provider(&h2, &t, &name)
                 {
                     {
                         let s_outer = s.clone();
                         let tmp = State { heap: h2, old: s.old.clone(), store: s.store.clone() };
-                        return self.open_chunk(tmp, i, &|v, opened, ()| {
+                        return self.open_chunk(tmp, i, bp, &|v, opened, ()| {
                             v.set_conjunct(a);
                             v.consume_field(
                                 s_outer.clone(),

@@ -6,7 +6,17 @@
 //!   body (the guard is what producing the precondition and evaluating the body
 //!   assumed on the way: branch conditions, pure conjuncts, snapshot shapes);
 //! - postcondition axioms `guard ⇒ (conds ⇒ facts)` from producing the `ensures`
-//!   with `result` = the application.
+//!   with `result` = the application;
+//! - for an interface's pure method `I.q` (LANGUAGE.md section 10), which has no body,
+//!   one dispatch axiom per implementing class `C`:
+//!   `this ≠ null ∧ class#(this) = C ∧ guard ⇒ I.q(s, this, x) = C.q(t, this, x)`, where
+//!   `t` is the snapshot of `C.q`'s precondition consumed from the state that producing
+//!   `I.q`'s precondition from `s` gives (the call site holds `I.q`'s precondition;
+//!   the object's own method runs on what of it its precondition takes). When that
+//!   consume has to close a predicate by inference (the class's method would run on a
+//!   derivation deeper than the interface's, which the termination argument of
+//!   section 8 does not cover), there is no dispatch axiom for that path: `I.q` is
+//!   then known only through its `ensures`.
 //!
 //! Each axiom is true of the function whatever the path, so an application met
 //! anywhere instantiates them (substituting its arguments for the formals) as facts
@@ -50,6 +60,8 @@ pub struct Definition {
     pub formals: Vec<Term>,
     pub body: Vec<Term>,
     pub post: Vec<Term>,
+    /// Dispatch axioms of an interface's pure method, by implementing class.
+    pub dispatch: Vec<(usize, Vec<Term>)>,
     /// The interner generation the terms belong to (`term::generation`).
     pub generation: u64,
 }
@@ -62,6 +74,7 @@ impl Definition {
             formals: all(&self.formals),
             body: all(&self.body),
             post: all(&self.post),
+            dispatch: self.dispatch.iter().map(|(c, ts)| (*c, all(ts))).collect(),
             generation: crate::state::term::generation(),
         }
     }
@@ -189,6 +202,7 @@ impl<'p> Verifier<'p> {
                 formals: vec![],
                 body: vec![],
                 post: vec![],
+                dispatch: vec![],
                 generation: crate::state::term::generation(),
             };
         };
@@ -269,6 +283,7 @@ impl<'p> Verifier<'p> {
                 })
             });
         }
+        let dispatch_axioms = self.translate_dispatch(p, &app, &formals, &start);
         self.failures.truncate(failures);
         self.mode = saved_mode;
         let skolemize = |ts: Vec<Term>| -> Vec<Term> {
@@ -279,13 +294,65 @@ impl<'p> Verifier<'p> {
         };
         let body = if terminates { skolemize(body_axioms.into_inner()) } else { vec![] };
         let post = skolemize(post_axioms.into_inner());
+        let dispatch: Vec<(usize, Vec<Term>)> =
+            dispatch_axioms.into_iter().map(|(c, ts)| (c, skolemize(ts))).collect();
         if std::env::var_os("IDF_DEBUG_DEFS").is_some() {
             eprintln!("definition of {name} (terminates: {terminates}):");
-            for t in body.iter().chain(&post) {
+            for t in body.iter().chain(&post).chain(dispatch.iter().flat_map(|(_, ts)| ts)) {
                 eprintln!("  {t}");
             }
         }
-        Definition { formals, body, post, generation: crate::state::term::generation() }
+        Definition { formals, body, post, dispatch, generation: crate::state::term::generation() }
+    }
+
+    /// The dispatch axioms of interface pure method `p` (none for a class's), one list
+    /// per implementing class; `app` is `p` applied to `formals`, and `start` the state
+    /// whose store binds `this` and `p`'s parameters to them.
+    fn translate_dispatch(
+        &mut self,
+        p: MemberRef,
+        app: &Term,
+        formals: &[Term],
+        start: &State,
+    ) -> Vec<(usize, Vec<Term>)> {
+        let m = &self.prog.classes[p.class].members[p.member];
+        if !self.info.in_interface(p) || m.is_static {
+            return vec![];
+        }
+        let (snap, this, args) = (formals[0].clone(), formals[1].clone(), &formals[2..]);
+        let mut out = vec![];
+        for c in self.info.implemented_by.get(&p).cloned().unwrap_or_default() {
+            let Some(f) = self.info.funcs.get(&c).cloned() else { continue };
+            let cm = &self.prog.classes[c.class].members[c.member];
+            let axioms: RefCell<Vec<Term>> = RefCell::new(vec![]);
+            let cstore = self.callee_store(c, Some(this.clone()), args);
+            self.in_frame(|v| {
+                let base = v.dec.mark();
+                v.dec.assume(Term::ne(this.clone(), Term::null()));
+                v.dec.assume(v.is_class(&this, c.class));
+                v.produce_all(start.clone(), snap.clone(), &m.requires, &|v, s, ()| {
+                    let closes = v.closes;
+                    let cs = State { heap: s.heap, old: s.old, store: cstore.clone() };
+                    v.consume_with(Mode::WellFormed, cs, &cm.requires, &|v, _rest, t| {
+                        if v.closes != closes {
+                            return;
+                        }
+                        let (shapes, guard) = v.guard_between(base, v.dec.mark());
+                        let mut cargs = vec![t, this.clone()];
+                        cargs.extend(args.iter().cloned());
+                        let eq = Term::eq(app.clone(), Term::app(&f, cargs));
+                        let mut axioms = axioms.borrow_mut();
+                        for t in shapes.into_iter().chain([Term::implies(guard, eq)]) {
+                            if !axioms.contains(&t) {
+                                axioms.push(t);
+                            }
+                        }
+                    })
+                })
+            });
+            out.push((c.class, axioms.into_inner()));
+        }
+        out
     }
 
     /// The guard of the path-condition entries in `[from, to)`: the conjunction of
@@ -349,6 +416,38 @@ impl<'p> Verifier<'p> {
             }
             self.assume_instance(t);
         }
+        // Dispatch (an interface's pure method): every axiom holds, but only the class
+        // the receiver is known to be has its own definition instantiated in turn, with
+        // this application's fuel (the step from `I.q` to `C.q` is no recursion).
+        let recv = app.args().get(1).cloned();
+        let mut dispatched: Vec<Term> = vec![];
+        for (c, axioms) in &d.dispatch {
+            let known = recv.as_ref().is_some_and(|o| !self.known_classes(o, &[*c]).is_empty());
+            for ax in axioms {
+                let t = ax.substitute(&map);
+                if t.is_true() {
+                    continue;
+                }
+                if known {
+                    for a in t.apps() {
+                        if a == *app || !seen.insert(a.clone()) {
+                            continue;
+                        }
+                        let of_class = matches!(a.op(), Op::App(g)
+                            if self.info.func_members.get(&g.name).is_some_and(|m| m.class == *c));
+                        if of_class && a.args().get(1) == recv.as_ref() {
+                            dispatched.push(a)
+                        } else {
+                            nested.push(a)
+                        }
+                    }
+                }
+                self.assume_instance(t);
+            }
+        }
+        for a in dispatched {
+            self.instantiate(&a, fuel, body && self.config.infer, depth);
+        }
         let nested_body = body && self.config.infer;
         if depth >= MAX_CHAIN {
             return;
@@ -362,8 +461,10 @@ impl<'p> Verifier<'p> {
                     .is_some_and(|m| self.info.recursive.contains(m)),
                 _ => false,
             };
-            let built =
-                n.args().first().is_some_and(|s| matches!(s.op(), Op::Combine | Op::Wrap(_)));
+            let built = n
+                .args()
+                .first()
+                .is_some_and(|s| matches!(s.op(), Op::Combine | Op::Wrap(_) | Op::Unit));
             let next = if !recursive {
                 fuel
             } else if built && depth < MAX_DEPTH {

@@ -310,8 +310,8 @@ impl<'p> Verifier<'p> {
                         let unknown = self.fresh(&short, sort_of(&e.ty));
                         return q(self, s, unknown);
                     }
-                    if let Some(i) = provider {
-                        return self.open_chunk(s, i, &|v, s, ()| {
+                    if let Some((i, bp)) = provider {
+                        return self.open_chunk(s, i, bp, &|v, s, ()| {
                             v.read_field(s, t.clone(), name.clone(), e, depth + 1, q)
                         });
                     }
@@ -353,7 +353,11 @@ impl<'p> Verifier<'p> {
                 if !self.check_bounds(&s, &ta, &ti, e) {
                     return;
                 }
-                q(self, s, Term::select(contents, ti))
+                let value = Term::select(contents, ti);
+                if !self.translating {
+                    self.assume_typed(&value, &e.ty, false);
+                }
+                q(self, s, value)
             }
             Lookup::Unknown => self.fail_unknown(&s, e.span),
             Lookup::NotFound => {
@@ -521,7 +525,9 @@ impl<'p> Verifier<'p> {
             // derivation depth, and may even make chunks from nothing (a predicate
             // with an empty body), so then no condition shows a decrease.
             let closed_nothing = v.closes == closes_before;
-            let earlier = target < caller;
+            // A call through an interface runs whichever class's method the object
+            // has, declared anywhere: declaration order says nothing (section 10).
+            let earlier = target < caller && !v.info.in_interface(target);
             let smaller = !rest.heap.is_empty();
             let opening = in_opening;
             if !(closed_nothing && (earlier || smaller || opening)) {
@@ -539,11 +545,20 @@ impl<'p> Verifier<'p> {
         // Its axioms: the postcondition, and (with inference, or for `use`) the body.
         let body = explicit || v.config.infer;
         v.instantiate(&term, crate::rules::definition::FUEL, body, 0);
+        if !v.translating {
+            let ty = &v.prog.classes[target.class].members[target.member].ty;
+            v.assume_typed(&term, ty, false);
+        }
         q(v, s.clone(), PureCall { term, snap })
     }
 
     fn fail_termination(&mut self, s: &State, e: &Expr, target: MemberRef) {
         let name = self.info.member_names.get(&target).cloned().unwrap_or_default();
+        let order = if self.info.in_interface(target) {
+            "it is called through an interface (whose implementations may be declared anywhere, so declaration order does not count)"
+        } else {
+            "it is not declared earlier"
+        };
         let save = self.mode;
         self.mode = Mode::Stmt;
         self.fail(
@@ -551,7 +566,7 @@ impl<'p> Verifier<'p> {
             e.span,
             "termination.unproven",
             format!(
-                "cannot prove that the call of `{name}` terminates: it is not declared earlier, its precondition leaves no chunk behind, and it is not inside an `opening` (or consuming its precondition had to close a predicate)"
+                "cannot prove that the call of `{name}` terminates: {order}, its precondition leaves no chunk behind, and it is not inside an `opening` (or consuming its precondition had to close a predicate)"
             ),
         );
         self.mode = save;

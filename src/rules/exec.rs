@@ -250,9 +250,9 @@ impl<'p> Verifier<'p> {
             Lookup::NotFound => {
                 if self.config.infer
                     && depth < crate::rules::MAX_OPEN
-                    && let Some(i) = self.find_provider(&s.heap, &t, &name)
+                    && let Some((i, bp)) = self.find_provider(&s.heap, &t, &name)
                 {
-                    return self.open_chunk(s, i, &|v, s, ()| {
+                    return self.open_chunk(s, i, bp, &|v, s, ()| {
                         v.write_field(s, t.clone(), name.clone(), val.clone(), lhs, depth + 1, q)
                     });
                 }
@@ -315,6 +315,7 @@ impl<'p> Verifier<'p> {
                     Term::unit()
                 } else {
                     let r = v.fresh("result", sort_of(&m.ty));
+                    v.assume_typed(&r, &m.ty, false);
                     post_store.insert_mut("result".into(), r.clone());
                     r
                 };
@@ -357,6 +358,8 @@ impl<'p> Verifier<'p> {
         let cls = &self.prog.classes[ci];
         let base = self.name_hint.take().unwrap_or_else(|| class.to_lowercase());
         let o = self.new_object(&s, &base);
+        // Java's `new C(..)` makes an object of exactly class `C` (section 10).
+        self.assume_class(&o, ci);
         let ctor = cls.members.iter().position(|m| m.kind == MemberKind::Constructor);
         self.eval_list(s, args, &|v, s, targs| match ctor {
             Some(mi) => {
@@ -452,11 +455,10 @@ impl<'p> Verifier<'p> {
                     inner,
                     std::slice::from_ref(body),
                     &|v, rest, snap| {
-                        let name = v.info.preds.get(&p).cloned().unwrap_or_else(|| "?".into());
                         let back =
                             State { heap: rest.heap, old: rest.old, store: caller_store.clone() };
                         v.after_ghost(&snap);
-                        let c = Chunk::pred(p, name, t0.clone(), targs.clone(), snap);
+                        let c = v.pred_chunk(p, t0.clone(), targs.clone(), snap);
                         v.add_chunk(back, c, q)
                     },
                 )
@@ -490,6 +492,7 @@ impl<'p> Verifier<'p> {
                 for x in &assigned {
                     if let Some(t) = havocked.get(x).cloned() {
                         let f = v.fresh(x, t.sort());
+                        v.assume_local_typed(x, &f);
                         havocked.set(x, f);
                     }
                 }
@@ -591,6 +594,7 @@ impl<'p> Verifier<'p> {
                 .or_else(|| declared_sort(prefix, x))
                 .unwrap_or(Sort::Int);
             let f = self.fresh(x, sort);
+            self.assume_local_typed(x, &f);
             after.set(x, f);
         }
         let snap = self.fresh("join", Sort::Snap);

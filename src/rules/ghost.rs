@@ -64,33 +64,43 @@ impl<'p> Verifier<'p> {
         Lookup::NotFound
     }
 
-    /// A predicate chunk with receiver `t` whose body provides field `name`.
-    pub fn find_provider(&mut self, heap: &Heap, t: &Term, name: &Rc<str>) -> Option<Slot> {
+    /// A predicate chunk with receiver `t` whose body provides field `name`, with the
+    /// predicate whose body that is. The field's class is the receiver's (only its
+    /// objects have the field), so a family's instance opens with that class's member.
+    pub fn find_provider(
+        &mut self,
+        heap: &Heap,
+        t: &Term,
+        name: &Rc<str>,
+    ) -> Option<(Slot, MemberRef)> {
+        let class = *self.info.field_class.get(name)?;
         let mut cands = vec![];
         for (slot, c) in heap.slots() {
-            if let ChunkKind::Pred(p, _) = &c.kind
-                && self.info.provides.get(p).is_some_and(|f| f.contains(name))
+            if let ChunkKind::Pred(f, _) = &c.kind
+                && let Some(&p) = self.info.family_member.get(&(*f, class))
+                && self.info.provides.get(&p).is_some_and(|fs| fs.contains(name))
             {
                 if c.recv.as_ref() == Some(t) {
-                    return Some(slot);
+                    return Some((slot, p));
                 }
                 if let Some(r) = c.recv.clone() {
-                    cands.push((slot, r));
+                    cands.push((slot, p, r));
                 }
             }
         }
         cands
             .into_iter()
-            .find(|(_, r)| self.dec.prove(&Term::eq(r.clone(), t.clone())) == Answer::Proved)
-            .map(|(s, _)| s)
+            .find(|(_, _, r)| self.dec.prove(&Term::eq(r.clone(), t.clone())) == Answer::Proved)
+            .map(|(s, p, _)| (s, p))
     }
 
-    /// Open the predicate chunk at `index`: remove it and produce its body with its
-    /// snapshot (the paper's `open`).
-    pub fn open_chunk(&mut self, s: State, slot: Slot, q: Q<'_, 'p, ()>) {
+    /// Open the predicate chunk at `slot`: remove it and produce its body with its
+    /// snapshot (the paper's `open`). The chunk is an instance of `p`'s family and
+    /// `p` is the predicate of the receiver's class, whose body it has.
+    pub fn open_chunk(&mut self, s: State, slot: Slot, p: MemberRef, q: Q<'_, 'p, ()>) {
         let mut s = s;
         let chunk = s.heap.remove(&slot);
-        let ChunkKind::Pred(p, _) = chunk.kind else {
+        let ChunkKind::Pred(..) = chunk.kind else {
             return self.internal(&s, Span::default(), "opening a non-predicate chunk");
         };
         let Some(body) = self.body_of(p) else {
@@ -140,7 +150,9 @@ impl<'p> Verifier<'p> {
             v.eval_list(s, args, &|v, s, targs| {
                 let kind = v.pred_kind(target);
                 match v.lookup(&s.heap, &kind, t0.as_ref(), &targs) {
-                    Lookup::Found(i) if open => v.open_chunk(s, i, q),
+                    // The checker allows `open` only through a class type: `target`
+                    // is the receiver's class's predicate.
+                    Lookup::Found(i) if open => v.open_chunk(s, i, target, q),
                     Lookup::Found(_) => q(v, s, ()),
                     Lookup::Unknown => v.fail_unknown(&s, span),
                     Lookup::NotFound => {
@@ -160,11 +172,6 @@ impl<'p> Verifier<'p> {
                 }
             })
         })
-    }
-
-    pub fn pred_kind(&self, p: MemberRef) -> ChunkKind {
-        let name = self.info.preds.get(&p).cloned().unwrap_or_else(|| "?".into());
-        ChunkKind::Pred(p, name)
     }
 
     /// Consume the predicate instance `p(recv, args)` from `h2`, closing it first when
@@ -190,7 +197,19 @@ impl<'p> Verifier<'p> {
             Lookup::Unknown => self.fail_unknown(&s, a.span),
             Lookup::NotFound => {
                 let conj = (self.conjunct, self.conjunct_text.clone());
-                if self.config.infer && self.close_depth < crate::rules::MAX_CLOSE {
+                // An instance can be closed only with its class's body: through an
+                // interface, only when the receiver's class is known. And only on a
+                // receiver that is not null (no instance has a null receiver).
+                let body_pred = self.body_predicate(p, recv.as_ref());
+                let non_null = recv.as_ref().is_none_or(|r| {
+                    self.dec.prove(&Term::ne(r.clone(), Term::null())) == Answer::Proved
+                });
+                if self.config.infer
+                    && self.close_depth < crate::rules::MAX_CLOSE
+                    && non_null
+                    && let Some(bp) = body_pred
+                {
+                    let p = bp;
                     let Some(body) = self.body_of(p) else {
                         return self.internal(&s, a.span, "a predicate without a body");
                     };

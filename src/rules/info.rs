@@ -1,6 +1,16 @@
 //! Facts about the program the rules look up often, computed once per program: the
-//! qualified names of fields and predicates, the Z3 function of each pure method, and
-//! which fields of `this` each predicate provides (for open inference).
+//! qualified names of fields and predicates, the Z3 function of each pure method,
+//! which fields of `this` each predicate provides (for open inference), and what
+//! interfaces bring (LANGUAGE.md section 10): predicate families, the class members
+//! that implement each interface member, and the classes of each interface.
+//!
+//! A predicate family is the set of predicates that name one instance: an interface's
+//! abstract predicate, those of the interfaces it extends or that extend it with the
+//! same name, and each implementing class's predicate. Its smallest member is its
+//! representative, and chunks are keyed by the representative, so `o.p(a)` is one
+//! chunk whichever static type names it. A family has at most one member per class
+//! (all its members share one name), which is the body an instance of an object of
+//! that class has.
 //!
 //! Architecture invariant: derived only from the checked AST; immutable afterwards.
 
@@ -28,6 +38,24 @@ pub struct Info {
     /// those called in its contract and body, and in the bodies of the predicates
     /// these mention (transitively through predicates, not through pure methods).
     pub deps: HashMap<MemberRef, Vec<MemberRef>>,
+    /// Each predicate's family representative (itself, for a predicate no interface
+    /// names).
+    pub family: HashMap<MemberRef, MemberRef>,
+    /// The member of a family (by representative) declared in a class.
+    pub family_member: HashMap<(MemberRef, usize), MemberRef>,
+    /// For each class member, the interface members it implements (those of every
+    /// interface its class converts to, nearest first).
+    pub implements: HashMap<MemberRef, Vec<MemberRef>>,
+    /// For each interface member, the class members that implement it.
+    pub implemented_by: HashMap<MemberRef, Vec<MemberRef>>,
+    /// For each class or interface, whether it is an interface.
+    pub is_interface: Vec<bool>,
+    /// For each class or interface, every interface it converts to, nearest first.
+    pub ancestors: Vec<Vec<usize>>,
+    /// The declaring class of each qualified field name.
+    pub field_class: HashMap<Rc<str>, usize>,
+    /// Classes and interfaces by name.
+    pub class_index: HashMap<String, usize>,
     /// The pure methods whose definitions can reach themselves through `deps`
     /// (recursive, directly or not): only these need fuel to stop unrolling.
     pub recursive: HashSet<MemberRef>,
@@ -48,6 +76,19 @@ impl Info {
             member_names: HashMap::new(),
             func_members: HashMap::new(),
             deps: HashMap::new(),
+            family: HashMap::new(),
+            family_member: HashMap::new(),
+            implements: HashMap::new(),
+            implemented_by: HashMap::new(),
+            is_interface: prog.classes.iter().map(|c| c.is_interface).collect(),
+            ancestors: ancestors(prog),
+            field_class: HashMap::new(),
+            class_index: prog
+                .classes
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.name.name.clone(), i))
+                .collect(),
             recursive: HashSet::new(),
             group: HashMap::new(),
             defs: Default::default(),
@@ -63,7 +104,9 @@ impl Info {
                 info.member_names.insert(r, name.clone());
                 match m.kind {
                     MemberKind::Field => {
-                        info.fields.insert((ci, m.name.name.clone()), name.into());
+                        let q: Rc<str> = name.into();
+                        info.field_class.insert(q.clone(), ci);
+                        info.fields.insert((ci, m.name.name.clone()), q);
                     }
                     MemberKind::Pure => {
                         let mut domain = vec![Sort::Snap];
@@ -98,6 +141,9 @@ impl Info {
             let d = pure_deps(prog, &info, *f);
             info.deps.insert(*f, d);
         }
+        // Dispatch makes an interface's pure method depend on its implementations
+        // (before the recursion groups: `I.q -> C.q -> I.q` is recursion).
+        info.interfaces(prog);
         let mut order = funcs.clone();
         order.sort();
         info.group = components(&info.deps, &order);
@@ -112,6 +158,92 @@ impl Info {
         info
     }
 
+    /// Implementations, families, and the dispatch dependencies of interface pure
+    /// methods (each depends on its implementations' definitions).
+    fn interfaces(&mut self, prog: &Program) {
+        // Union-find over predicates, by member.
+        let mut parent: HashMap<MemberRef, MemberRef> = HashMap::new();
+        fn find(parent: &mut HashMap<MemberRef, MemberRef>, x: MemberRef) -> MemberRef {
+            let mut r = x;
+            while let Some(&p) = parent.get(&r) {
+                if p == r {
+                    break;
+                }
+                r = p;
+            }
+            parent.insert(x, r);
+            r
+        }
+        for (ci, c) in prog.classes.iter().enumerate() {
+            for (mi, m) in c.members.iter().enumerate() {
+                if m.is_static
+                    || !matches!(
+                        m.kind,
+                        MemberKind::Method | MemberKind::Pure | MemberKind::Predicate
+                    )
+                {
+                    continue;
+                }
+                let r = MemberRef { class: ci, member: mi };
+                for &a in &self.ancestors[ci] {
+                    let Some(ai) = prog.classes[a]
+                        .members
+                        .iter()
+                        .position(|x| x.name.name == m.name.name && x.kind == m.kind)
+                    else {
+                        continue;
+                    };
+                    let ar = MemberRef { class: a, member: ai };
+                    if !c.is_interface {
+                        self.implements.entry(r).or_default().push(ar);
+                        self.implemented_by.entry(ar).or_default().push(r);
+                    }
+                    if m.kind == MemberKind::Predicate {
+                        let (x, y) = (find(&mut parent, r), find(&mut parent, ar));
+                        if x != y {
+                            let (lo, hi) = if x < y { (x, y) } else { (y, x) };
+                            parent.insert(hi, lo);
+                        }
+                    }
+                }
+            }
+        }
+        let preds: Vec<MemberRef> = self.preds.keys().copied().collect();
+        for p in preds {
+            let rep = find(&mut parent, p);
+            self.family.insert(p, rep);
+            self.family_member.insert((rep, p.class), p);
+        }
+        // An interface pure method's definition mentions its implementations.
+        for (i, impls) in &self.implemented_by {
+            if self.funcs.contains_key(i) {
+                let d = self.deps.entry(*i).or_default();
+                for c in impls {
+                    if !d.contains(c) {
+                        d.push(*c);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The family (representative) of predicate `p`.
+    pub fn family_of(&self, p: MemberRef) -> MemberRef {
+        self.family.get(&p).copied().unwrap_or(p)
+    }
+
+    /// Is `r` a member of an interface?
+    pub fn in_interface(&self, r: MemberRef) -> bool {
+        self.is_interface.get(r.class).copied().unwrap_or(false)
+    }
+
+    /// The classes (not interfaces) whose objects may carry a member of interface `i`.
+    pub fn classes_of(&self, i: usize) -> Vec<usize> {
+        (0..self.is_interface.len())
+            .filter(|&c| !self.is_interface[c] && self.ancestors[c].contains(&i))
+            .collect()
+    }
+
     /// Are `a` and `b` the same pure method or mutually recursive (each reaches the
     /// other through `deps`: one strongly connected component)?
     pub fn same_group(&self, a: MemberRef, b: MemberRef) -> bool {
@@ -124,6 +256,37 @@ impl Info {
             .cloned()
             .unwrap_or_else(|| format!("?.{name}").into())
     }
+}
+
+/// Every interface each class or interface converts to, nearest first (each once).
+fn ancestors(prog: &Program) -> Vec<Vec<usize>> {
+    let index: HashMap<&str, usize> =
+        prog.classes.iter().enumerate().map(|(i, c)| (c.name.name.as_str(), i)).collect();
+    let direct: Vec<Vec<usize>> = prog
+        .classes
+        .iter()
+        .map(|c| {
+            c.supers
+                .iter()
+                .filter_map(|s| index.get(s.name.as_str()).copied())
+                .filter(|&i| prog.classes[i].is_interface)
+                .collect()
+        })
+        .collect();
+    (0..prog.classes.len())
+        .map(|ci| {
+            let mut out: Vec<usize> = vec![];
+            let mut queue: std::collections::VecDeque<usize> = direct[ci].iter().copied().collect();
+            while let Some(i) = queue.pop_front() {
+                if i == ci || out.contains(&i) {
+                    continue;
+                }
+                out.push(i);
+                queue.extend(direct[i].iter().copied());
+            }
+            out
+        })
+        .collect()
 }
 
 fn collect_provided(

@@ -10,6 +10,11 @@
 //! A failed check is recorded with `Verifier::fail` and its path stops (the
 //! continuation is not called); other paths go on.
 //!
+//! Interfaces (LANGUAGE.md section 10) live in `dispatch.rs` (what is known of an
+//! object's class, predicate families as chunk keys, which class body an instance
+//! has), `definition.rs` (dispatch axioms of an interface's pure methods) and `info.rs`
+//! (families, implementations); the refinement check is a member check in `verify`.
+//!
 //! Every path ends in the ledger (`ledger.rs`): reaching the end of what is being
 //! verified, a recorded failure, a prune the decider proved, a recorded timeout, or
 //! a merge into a `join`. Nothing else ends a path; the member's check fails with an
@@ -17,6 +22,7 @@
 
 pub mod consume;
 pub mod definition;
+pub mod dispatch;
 pub mod eval;
 pub mod exec;
 pub mod ghost;
@@ -49,6 +55,18 @@ pub enum Mode {
     Consume { id: &'static str, call: Option<Span> },
     /// Checking that a contract, predicate body or pure body is well-defined.
     WellFormed,
+}
+
+/// The refinement check under way (LANGUAGE.md section 10), for the message and note
+/// of an `override.unsound` failure.
+#[derive(Clone, Debug)]
+pub struct Refinement {
+    /// `C.m` and `I.m`.
+    pub class_member: String,
+    pub iface_member: String,
+    /// Whose conjunct is being consumed: "the class's precondition" or "the
+    /// interface's postcondition".
+    pub side: &'static str,
 }
 
 /// A recorded failure, tagged so that tentative work (an inferred close) can take
@@ -85,6 +103,12 @@ pub struct Verifier<'p> {
     /// While consuming a pure call's precondition inside a consumed assertion, the
     /// failing conjunct stays the outer assertion's.
     pub conjunct_frozen: bool,
+    /// The refinement check under way, if any.
+    pub refining: Option<Refinement>,
+    /// The declared type of each local and parameter of the member being verified
+    /// (`None` for a name declared twice with different types, in sibling blocks), for
+    /// what a fresh value of a local says of its class (section 10).
+    pub local_types: HashMap<String, Option<Type>>,
     tag: u32,
     next_tag: u32,
     fresh: HashMap<String, u32>,
@@ -187,6 +211,8 @@ impl<'p> Verifier<'p> {
             conjunct: Span::default(),
             conjunct_text: String::new(),
             conjunct_frozen: false,
+            refining: None,
+            local_types: HashMap::new(),
             tag: 0,
             next_tag: 1,
             fresh: HashMap::new(),
@@ -287,6 +313,22 @@ impl<'p> Verifier<'p> {
             Mode::Consume { id, call: None } => {
                 let msg = format!("{}: {what}", show::describe(id, &self.conjunct_text));
                 (id, self.conjunct, msg, vec![])
+            }
+            Mode::Consume { id: "override.unsound", call: Some(call) } => {
+                let (msg, note) = match &self.refining {
+                    Some(r) => (
+                        format!(
+                            "`{}` does not refine `{}`: {} conjunct `{}` might not hold: {what}",
+                            r.class_member, r.iface_member, r.side, self.conjunct_text
+                        ),
+                        format!("{} conjunct `{}` fails here", r.side, self.conjunct_text),
+                    ),
+                    None => (
+                        format!("`{}` might not hold: {what}", self.conjunct_text),
+                        format!("the conjunct `{}` fails here", self.conjunct_text),
+                    ),
+                };
+                ("override.unsound", call, msg, vec![(self.conjunct, note)])
             }
             Mode::Consume { id, call: Some(call) } => {
                 let msg = format!("{}: {what}", show::describe(id, &self.conjunct_text));
@@ -570,7 +612,14 @@ impl<'p> Verifier<'p> {
             what: what.to_string(),
             span,
             line: 0,
-            store: state.store.iter().map(|(k, v)| format!("{k} ↦ {v}")).collect(),
+            store: state
+                .store
+                .iter()
+                .map(|(k, v)| match self.class_label(v) {
+                    Some(c) => format!("{k} ↦ {v} : {c}"),
+                    None => format!("{k} ↦ {v}"),
+                })
+                .collect(),
             heap: state.heap.iter().map(|c| c.to_string()).collect(),
             path_condition: pc,
         });

@@ -160,6 +160,8 @@ impl<'p> Verifier<'p> {
                 self.eval(s, recv, &|v, s, t| {
                     let s = keep(s);
                     let value = v.unwrap_snap(&snap, sort);
+                    // A field of class type holds null or an object of that class.
+                    v.assume_typed(&value, &f.ty, true);
                     v.add_chunk(s, Chunk::field(name.clone(), t, value), q)
                 })
             }
@@ -177,8 +179,7 @@ impl<'p> Verifier<'p> {
                 self.eval_opt(s, recv_expr, &|v, s, t0| {
                     v.eval_list(s, args, &|v, s, targs| {
                         let s = keep(s);
-                        let name = v.info.preds.get(&p).cloned().unwrap_or_else(|| "?".into());
-                        let c = Chunk::pred(p, name, t0.clone(), targs, snap.clone());
+                        let c = v.pred_chunk(p, t0.clone(), targs, snap.clone());
                         v.add_chunk(s, c, q)
                     })
                 })

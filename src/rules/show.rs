@@ -188,10 +188,12 @@ fn name_of(state: &State, t: &Term) -> String {
 pub fn counterexample(v: &mut Verifier<'_>, state: &State, goal: &Term) -> Option<Vec<String>> {
     let mut labels = vec![];
     let mut terms = vec![];
+    let mut classes = vec![];
     for (k, t) in &state.store {
         if t.sort() == Sort::Int || t.sort() == Sort::Bool || t.sort() == Sort::Ref {
             labels.push(k.to_string());
             terms.push(t.clone());
+            classes.push(v.class_label(t));
         }
     }
     for c in state.heap.iter() {
@@ -208,7 +210,7 @@ pub fn counterexample(v: &mut Verifier<'_>, state: &State, goal: &Term) -> Optio
     // Objects are numbered in the order this counterexample first shows them (Z3's own
     // numbers depend on what else the solver saw).
     let mut objects: Vec<String> = vec![];
-    for ((l, t), val) in labels.iter().zip(&terms).zip(values) {
+    for (i, ((l, t), val)) in labels.iter().zip(&terms).zip(values).enumerate() {
         if let Some(val) = val {
             let val = if t.sort() == Sort::Ref {
                 if val == "null" {
@@ -223,7 +225,11 @@ pub fn counterexample(v: &mut Verifier<'_>, state: &State, goal: &Term) -> Optio
             } else {
                 readable_int(&val)
             };
-            out.push(format!("{l} = {val}"));
+            // The object's class, where the path condition says it (section 10).
+            match classes.get(i).cloned().flatten() {
+                Some(c) if val != "null" => out.push(format!("{l} = {val} : {c}")),
+                _ => out.push(format!("{l} = {val}")),
+            }
         }
     }
     Some(out)

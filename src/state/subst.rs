@@ -14,7 +14,13 @@ impl Term {
     pub fn rebuild(op: &Op, sort: crate::state::term::Sort, args: Vec<Term>) -> Term {
         let a = |i: usize| args[i].clone();
         match op {
-            Op::Var(..) | Op::Int(_) | Op::BigInt(_) | Op::Bool(_) | Op::Null | Op::Unit => {
+            Op::Var(..)
+            | Op::Int(_)
+            | Op::BigInt(_)
+            | Op::Bool(_)
+            | Op::Class(..)
+            | Op::Null
+            | Op::Unit => {
                 // Leaves have no arguments; `substitute` handles symbols itself.
                 match op {
                     Op::Var(n, s) => Term::var(n, *s),
@@ -22,6 +28,7 @@ impl Term {
                     Op::BigInt(n) => Term::big_int(n),
                     Op::Bool(b) => Term::bool(*b),
                     Op::Null => Term::null(),
+                    Op::Class(i, n) => Term::class(*i, n),
                     _ => Term::unit(),
                 }
             }

@@ -57,6 +57,9 @@ pub enum Op {
     /// An integer beyond `i64`, in decimal.
     BigInt(Rc<str>),
     Bool(bool),
+    /// The class with this index in the program (the value of `class#(o)` for its
+    /// objects: `rules/dispatch.rs`), printed by name; distinct classes differ.
+    Class(u32, Rc<str>),
     Null,
     Unit,
     Add,
@@ -235,6 +238,10 @@ impl Term {
     pub fn ff() -> Term {
         Term::bool(false)
     }
+    /// The constant of class `index`, named `name`.
+    pub fn class(index: u32, name: &str) -> Term {
+        mk(Op::Class(index, name.into()), Sort::Int, vec![])
+    }
     pub fn null() -> Term {
         mk(Op::Null, Sort::Ref, vec![])
     }
@@ -316,6 +323,7 @@ impl Term {
         }
         match (a.op(), b.op()) {
             (Op::Int(_), Op::Int(_)) | (Op::Bool(_), Op::Bool(_)) => return Term::ff(),
+            (Op::Class(..), Op::Class(..)) => return Term::ff(),
             (Op::Bool(true), _) => return b,
             (_, Op::Bool(true)) => return a,
             (Op::Bool(false), _) => return Term::not(b),
@@ -547,6 +555,7 @@ impl Term {
             Op::BigInt(n) => write!(f, "{n}")?,
             Op::Bool(b) => write!(f, "{b}")?,
             Op::Null => write!(f, "null")?,
+            Op::Class(_, n) => write!(f, "{n}")?,
             Op::Unit => write!(f, "unit")?,
             Op::Add => infix(f, "+")?,
             Op::Sub => infix(f, "-")?,

@@ -68,11 +68,18 @@ pub struct Program {
     pub classes: Vec<Class>,
 }
 
+/// A class or an interface (LANGUAGE.md section 10). An interface is a class-like
+/// declaration whose members are signatures (methods, pure methods and predicates
+/// with `Body::None`), so that a `MemberRef` names interface members like any other.
 #[derive(Clone, Debug)]
 pub struct Class {
     pub name: Ident,
     pub members: Vec<Member>,
     pub span: Span,
+    /// `interface I ...` rather than `class C ...`.
+    pub is_interface: bool,
+    /// The interfaces a class `implements`, or an interface `extends`, as written.
+    pub supers: Vec<Ident>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -105,11 +112,15 @@ pub struct Member {
     pub body: Body,
     /// The whole member.
     pub span: Span,
+    /// Filled by the checker: the interface member whose contract this class member
+    /// took because it wrote none (LANGUAGE.md section 10); its `requires` and
+    /// `ensures` are then copies of that member's, read in the class.
+    pub inherits: Option<MemberRef>,
 }
 
 #[derive(Clone, Debug)]
 pub enum Body {
-    /// Fields have no body.
+    /// Fields and interface signatures have no body.
     None,
     /// Methods and constructors.
     Block(Block),

@@ -49,6 +49,9 @@ pub enum Tok<'a> {
     Untouched,
     Result,
     Join,
+    Interface,
+    Implements,
+    Extends,
     /// `public`, `private`, `protected`, `final`: accepted before members, ignored.
     Modifier(&'a str),
     // Punctuation.
@@ -117,6 +120,9 @@ fn keyword(word: &str) -> Option<Tok<'_>> {
         "untouched" => Tok::Untouched,
         "result" => Tok::Result,
         "join" => Tok::Join,
+        "interface" => Tok::Interface,
+        "implements" => Tok::Implements,
+        "extends" => Tok::Extends,
         "public" | "private" | "protected" | "final" => Tok::Modifier(word),
         _ => return None,
     })
@@ -159,6 +165,9 @@ impl fmt::Display for Tok<'_> {
             Tok::Untouched => "untouched",
             Tok::Result => "result",
             Tok::Join => "join",
+            Tok::Interface => "interface",
+            Tok::Implements => "implements",
+            Tok::Extends => "extends",
             Tok::LBrace => "{",
             Tok::RBrace => "}",
             Tok::LParen => "(",

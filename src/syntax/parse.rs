@@ -68,9 +68,9 @@ fn convert(e: ParseError<usize, Tok<'_>, InputError>, len: usize) -> InputError 
             InputError::parse(message, Span::new(l, r), format!("unexpected `{t}`"))
         }
         ParseError::ExtraToken { token: (l, t, r) } => InputError::parse(
-            format!("unexpected `{t}` after the last class"),
+            format!("unexpected `{t}` after the last class or interface"),
             Span::new(l, r),
-            "expected `class` or the end of the file",
+            "expected `class`, `interface` or the end of the file",
         ),
     }
 }
@@ -370,6 +370,17 @@ pub mod build {
         for (is_pre, e) in specs {
             if is_pre { requires.push(e.0) } else { ensures.push(e.0) }
         }
-        Member { kind, name, is_static, ty, params, requires, ensures, body, span: Span::new(l, r) }
+        Member {
+            kind,
+            name,
+            is_static,
+            ty,
+            params,
+            requires,
+            ensures,
+            body,
+            span: Span::new(l, r),
+            inherits: None,
+        }
     }
 }

@@ -13,16 +13,19 @@ use std::rc::Rc;
 
 impl<'p> Verifier<'p> {
     /// The store of a member's entry state: fresh `this` (non-null) and parameters.
-    fn entry_state(&mut self, r: MemberRef) -> State {
+    pub(super) fn entry_state(&mut self, r: MemberRef) -> State {
         let m = &self.prog.classes[r.class].members[r.member];
         let mut s = State::default();
         if !m.is_static {
             let this = Term::var("this", Sort::Ref);
             self.dec.assume(Term::ne(this.clone(), Term::null()));
+            // In a class's member, `this` is an object of exactly that class.
+            self.assume_class(&this, r.class);
             s.set("this", this);
         }
         for p in &m.params {
             let t = Term::var(&p.name.name, sort_of(&p.ty));
+            self.assume_typed(&t, &p.ty, false);
             s.set(&p.name.name, t);
         }
         s
@@ -31,9 +34,21 @@ impl<'p> Verifier<'p> {
     /// Check member `r`; failures accumulate in `self.failures`.
     pub fn verify(&mut self, r: MemberRef) {
         let m = &self.prog.classes[r.class].members[r.member];
+        self.collect_local_types(r);
         self.translate_all();
         match m.kind {
             MemberKind::Field => {}
+            // An interface's abstract predicate: nothing to check.
+            MemberKind::Predicate if matches!(m.body, Body::None) => {
+                self.ledger.started += 1;
+                self.ledger.completed += 1;
+                self.paths += 1;
+                self.ends += 1;
+            }
+            // An interface's pure method: its contract is well-defined.
+            MemberKind::Pure if matches!(m.body, Body::None) => {
+                self.in_frame(|v| v.contract_wellformed(r));
+            }
             MemberKind::Predicate => self.in_frame(|v| {
                 let s = v.entry_state(r);
                 let Body::Return(body) = &m.body else { return };
@@ -80,6 +95,8 @@ impl<'p> Verifier<'p> {
                 }
             }
         }
+        // A class member that implements interface members refines their contracts.
+        self.refinements(r);
     }
 
     /// Heap on entry to a constructor: every field of the new object, at its default.
@@ -100,18 +117,28 @@ impl<'p> Verifier<'p> {
         if m.kind == MemberKind::Constructor {
             s.heap = self.constructor_heap(r, &s);
         }
-        if m.ty != Type::Void && m.kind == MemberKind::Method {
+        if m.ty != Type::Void && matches!(m.kind, MemberKind::Method | MemberKind::Pure) {
             let res = self.fresh("result", sort_of(&m.ty));
+            self.assume_typed(&res, &m.ty, false);
             s.set("result", res);
         }
+        // An interface's member has no body: this is all there is to check of it.
+        let signature = matches!(m.body, Body::None);
         self.mode = Mode::WellFormed;
         let snap = self.fresh("s", Sort::Snap);
         self.ledger.started += 1;
         self.produce_all(s, snap, &m.requires, &|v, s, ()| {
-            let post =
-                State { heap: Heap::new(), old: Rc::new(s.heap.clone()), store: s.store.clone() };
+            // A pure method's postcondition speaks of the heap its precondition holds.
+            let heap = if m.kind == MemberKind::Pure { s.heap.clone() } else { Heap::new() };
+            let post = State { heap, old: Rc::new(s.heap.clone()), store: s.store.clone() };
             let snap = v.fresh("s", Sort::Snap);
-            v.produce_all(post, snap, &m.ensures, &|v, _, ()| v.ledger.completed += 1);
+            v.produce_all(post, snap, &m.ensures, &|v, _, ()| {
+                v.ledger.completed += 1;
+                if signature {
+                    v.paths += 1;
+                    v.ends += 1;
+                }
+            });
         });
         self.mode = Mode::Stmt;
     }

@@ -6,6 +6,7 @@
 //! come back as `Err(String)`, which the driver maps to exit 3).
 
 pub mod member;
+pub mod refine;
 pub mod result;
 
 pub use result::{Config, MemberResult, Stats, Status, TraceEntry, VerificationError};
@@ -106,6 +107,18 @@ pub fn verify_member_with(
     }
     for e in errors.iter_mut().filter(|e| e.id == "verification.timeout") {
         e.span = m.name.span;
+    }
+    // A failure in a contract the member took from an interface is reported where
+    // that contract is written; a note points at the member that inherits it.
+    if let Some(from) = m.inherits {
+        let from = info.member_names.get(&from).cloned().unwrap_or_default();
+        let name = info.member_names.get(&member).cloned().unwrap_or_default();
+        for e in errors.iter_mut() {
+            if e.span.start < m.span.start || e.span.end > m.span.end {
+                let note = format!("`{name}` inherits this contract from `{from}`");
+                e.notes.push((m.name.span, note));
+            }
+        }
     }
     errors.sort_by_key(|e| (e.span.start, e.id));
     let status = if errors.iter().any(|e| e.id == "verification.timeout") {
