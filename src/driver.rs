@@ -29,6 +29,9 @@ pub struct Options {
     pub jobs: usize,
     /// `false`: stop after checking (no member is verified).
     pub check_only: bool,
+    /// A whole-run time limit in seconds (`--deadline`): past it no member starts,
+    /// and members not finished are reported as timeouts.
+    pub deadline: Option<f64>,
 }
 
 /// A source file as read: its path as given and its text (lossily decoded if it is not
@@ -410,7 +413,7 @@ pub fn run_streaming(paths: &[PathBuf], opts: &Options, sink: &mut dyn FnMut(Eve
     let mut streamer = Streamer { sources: &sources, input: &input, announced: 0 };
     let work_files: Vec<usize> = work.iter().map(|w| w.file).collect();
     let interrupted =
-        crate::schedule::run_members(work, threads, &opts.config, &mut |wi, outcome| {
+        crate::schedule::run_members(work, threads, opts, start, &mut |wi, outcome| {
             let fi = work_files[wi];
             streamer.upto(fi + 1, sink);
             sink(Event::Member(&sources[fi], &outcome));

@@ -51,6 +51,10 @@ struct Cli {
     /// Members verified in parallel (default: all cores).
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
+    /// Whole-run time limit: past it no member starts and members not finished are
+    /// reported as verification.timeout.
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    deadline: Option<f64>,
     /// Per-member time limit; exceeding it reports verification.timeout.
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     timeout: Option<f64>,
@@ -128,6 +132,7 @@ fn real_main() -> i32 {
         },
         jobs: cli.jobs.unwrap_or(0),
         check_only: false,
+        deadline: cli.deadline,
     };
     let file_count = driver::collect_files(&cli.paths).len();
     if file_count == 0 {

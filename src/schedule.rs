@@ -4,7 +4,8 @@
 //! ignores its timeout) is abandoned: reported as `verification.timeout`, its worker
 //! left behind and replaced, so every run ends. After Ctrl-C
 //! (`driver::INTERRUPTED`) no member starts, members in flight are abandoned
-//! unreported, and the caller is told the run was interrupted.
+//! unreported, and the caller is told the run was interrupted. Past the run's
+//! `--deadline`, nothing starts and every member not finished is a timeout.
 //!
 //! Architecture invariant: this module owns threads and time; it never looks inside
 //! a member's verification (that is `driver::verify_one`).
@@ -68,8 +69,8 @@ fn spawn_worker(
         .is_ok()
 }
 
-/// The outcome of a member abandoned past its budget.
-fn abandoned(it: &Item, elapsed: Duration) -> MemberOutcome {
+/// The outcome of a member abandoned past its budget (or the run's deadline).
+fn abandoned(it: &Item, elapsed: Duration, run_deadline: bool) -> MemberOutcome {
     let m = &it.program.classes[it.member.class].members[it.member.member];
     MemberOutcome::Done(MemberResult {
         member: it.member,
@@ -79,17 +80,24 @@ fn abandoned(it: &Item, elapsed: Duration) -> MemberOutcome {
         errors: vec![VerificationError {
             id: "verification.timeout",
             reason: "timeout",
-            message: format!(
-                "the member's time budget ran out (its solver query was abandoned after {:.1} s)",
-                elapsed.as_secs_f64()
-            ),
+            message: if run_deadline {
+                format!(
+                    "the run's --deadline passed ({:.1} s) before this member finished",
+                    elapsed.as_secs_f64()
+                )
+            } else {
+                format!(
+                    "the member's time budget ran out (its solver query was abandoned after {:.1} s)",
+                    elapsed.as_secs_f64()
+                )
+            },
             span: m.name.span,
             notes: vec![],
             trace: None,
             counterexample: None,
         }],
         warnings: vec![],
-        time_ms: elapsed.as_secs_f64() * 1000.0,
+        time_ms: if run_deadline { 0.0 } else { elapsed.as_secs_f64() * 1000.0 },
         stats: None,
     })
 }
@@ -100,9 +108,12 @@ fn abandoned(it: &Item, elapsed: Duration) -> MemberOutcome {
 pub fn run_members(
     items: Vec<Item>,
     threads: usize,
-    config: &Config,
+    opts: &crate::driver::Options,
+    start: Instant,
     done: &mut dyn FnMut(usize, MemberOutcome),
 ) -> bool {
+    let config = &opts.config;
+    let deadline = opts.deadline.map(|d| start + Duration::from_secs_f64(d));
     let n = items.len();
     if n == 0 {
         return INTERRUPTED.load(Ordering::SeqCst);
@@ -157,6 +168,23 @@ pub fn run_members(
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            // The run's deadline: nothing more starts; what has not finished is a
+            // timeout (in flight: abandoned; not started: never run).
+            if let Ok(mut q) = shared.queue.lock() {
+                q.clear();
+            }
+            while let Ok((wi, outcome)) = rx.try_recv() {
+                if results[wi].is_none() && wi >= next {
+                    results[wi] = Some(outcome);
+                }
+            }
+            for (wi, r) in results.iter_mut().enumerate().skip(next) {
+                let o = r.take().unwrap_or_else(|| abandoned(&items[wi], start.elapsed(), true));
+                done(wi, o);
+            }
+            return false;
+        }
         if let Some(budget) = budget
             && last_check.elapsed() > Duration::from_millis(50)
         {
@@ -176,7 +204,7 @@ pub fn run_members(
                     r.remove(&wi);
                 }
                 if results[wi].is_none() && wi >= next {
-                    results[wi] = Some(abandoned(&items[wi], elapsed));
+                    results[wi] = Some(abandoned(&items[wi], elapsed, false));
                 }
                 // Its worker is stuck: another takes its place.
                 spawn_worker(&shared, &items, config, &tx);

@@ -89,3 +89,15 @@ fn json_lines_stream_one_record_per_member() {
     assert!(members.contains(&"Cell.setX"), "{members:?}");
     assert_eq!(members.len() as u64, last["summary"]["verified"].as_u64().unwrap());
 }
+
+#[test]
+fn a_run_deadline_ends_the_run_and_reports_the_rest_as_timeouts() {
+    let d = batch("deadline");
+    let mut cmd = Command::new(bin());
+    // No per-member budget: only the run's deadline stops the hang.
+    cmd.args(["--deadline", "3", "--jobs", "1"]).arg(&d);
+    let (code, out) = run_with_limit(cmd, Duration::from_secs(120)).expect("the run ends");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("C.power timeout"), "{out}");
+    assert!(out.contains("--deadline passed"), "{out}");
+}
