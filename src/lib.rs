@@ -3,6 +3,7 @@
 pub mod check;
 pub mod decider;
 pub mod driver;
+pub mod interp;
 pub mod report;
 pub mod rules;
 pub mod state;
