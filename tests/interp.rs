@@ -1,0 +1,103 @@
+//! The concrete interpreter on data: every `tests/interp/*.jv` has one class with a
+//! `static void main()`; run concretely, it must fail with exactly the id and on the
+//! line its single `// expect: ID` comment names (the comment stands on the line
+//! before), or pass when it has none. `// outcome: out-of-steps` means the run must
+//! end by the step budget. Each error id of LANGUAGE.md section 8 that code can
+//! reach has a failing program and a passing sibling.
+
+use idf_verify::driver::front_end;
+use idf_verify::interp::{Outcome, find_main, line_of, run_member};
+use std::path::Path;
+
+/// The expected (id, line) of a file, if any.
+fn expectation(text: &str) -> Option<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(id) = l.trim().strip_prefix("// expect:") {
+            let next = (i + 1..lines.len())
+                .find(|&j| {
+                    let t = lines[j].trim();
+                    !t.is_empty() && !t.starts_with("//")
+                })
+                .unwrap_or(i + 1);
+            return Some((id.trim().to_string(), next + 1));
+        }
+    }
+    None
+}
+
+fn run_file(path: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let program = front_end(&text).map_err(|e| format!("front end: {e:?}"))?;
+    let main = program
+        .classes
+        .iter()
+        .find_map(|c| find_main(&program, &c.name.name))
+        .ok_or("no `static void main()`")?;
+    let outcome = run_member(&program, main, &Default::default());
+    let want_steps = text.contains("// outcome: out-of-steps");
+    match (expectation(&text), outcome) {
+        (None, Outcome::OutOfSteps) if want_steps => Ok(()),
+        (None, Outcome::Passed) if !want_steps => Ok(()),
+        (Some((id, line)), Outcome::Failed(f)) => {
+            let got = line_of(&text, f.span);
+            if f.id == id && got == line {
+                Ok(())
+            } else {
+                Err(format!("expected {id} on line {line}, got {} on line {got}: {}", f.id, f.message))
+            }
+        }
+        (want, got) => Err(format!("expected {want:?} (out of steps: {want_steps}), got {got:?}")),
+    }
+}
+
+#[test]
+fn interpreter_programs() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interp");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/interp")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jv"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20, "too few interpreter programs");
+    let mut failures = vec![];
+    for f in &files {
+        if let Err(e) = run_file(f) {
+            failures.push(format!("{}: {e}", f.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+}
+
+/// Each error id a run can end with has a program that ends with it.
+#[test]
+fn every_error_id_is_covered() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interp");
+    let mut seen = std::collections::HashSet::new();
+    for e in std::fs::read_dir(&dir).expect("tests/interp").flatten() {
+        if let Ok(text) = std::fs::read_to_string(e.path())
+            && let Some((id, _)) = expectation(&text)
+        {
+            seen.insert(id);
+        }
+    }
+    for id in [
+        "assert.failed",
+        "call.precondition",
+        "postcondition.violated",
+        "invariant.not.established",
+        "invariant.not.preserved",
+        "join.failed",
+        "receiver.null",
+        "division.by.zero",
+        "index.out.of.bounds",
+        "insufficient.permission",
+        "close.failed",
+        "open.failed",
+        "not.wellformed",
+    ] {
+        assert!(seen.contains(id), "no interpreter program fails with {id}");
+    }
+}
