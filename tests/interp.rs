@@ -44,7 +44,10 @@ fn run_file(path: &Path) -> Result<(), String> {
             if f.id == id && got == line {
                 Ok(())
             } else {
-                Err(format!("expected {id} on line {line}, got {} on line {got}: {}", f.id, f.message))
+                Err(format!(
+                    "expected {id} on line {line}, got {} on line {got}: {}",
+                    f.id, f.message
+                ))
             }
         }
         (want, got) => Err(format!("expected {want:?} (out of steps: {want_steps}), got {got:?}")),
@@ -68,7 +71,13 @@ fn interpreter_programs() {
             failures.push(format!("{}: {e}", f.display()));
         }
     }
-    assert!(failures.is_empty(), "{} of {} failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
 }
 
 /// Each error id a run can end with has a program that ends with it.

@@ -113,8 +113,9 @@ impl<'p> Interp<'p> {
                 _ => raw("insufficient.permission", a.span, "the array is null").map_err(at),
             },
             ExprKind::Call { .. } => {
-                let (p, args) =
-                    self.instance_args(cx, a, Some(("insufficient.permission", a.span))).map_err(at)?;
+                let (p, args) = self
+                    .instance_args(cx, a, Some(("insufficient.permission", a.span)))
+                    .map_err(at)?;
                 self.take_instance(cx.heap, p, args, a, h2, out).map_err(at)
             }
             ExprKind::Untouched(inner) => {
@@ -122,13 +123,15 @@ impl<'p> Interp<'p> {
                 let then = match cx.old {
                     Some(old) => {
                         let view = [&old.bag];
-                        let ocx = Cx { heap: &old.heap, view: &view, locals: cx.locals, old: cx.old };
+                        let ocx =
+                            Cx { heap: &old.heap, view: &view, locals: cx.locals, old: cx.old };
                         self.check_snapshot(&ocx, inner).map_err(at)?
                     }
                     None => now.clone(),
                 };
                 if now != then {
-                    return raw("assertion.false", a.span, "the locations have changed").map_err(at);
+                    return raw("assertion.false", a.span, "the locations have changed")
+                        .map_err(at);
                 }
                 Ok(())
             }
@@ -143,20 +146,15 @@ impl<'p> Interp<'p> {
         Ok(out.snap)
     }
 
-    fn take_loc(
-        &self,
-        cx: &Cx<'_>,
-        loc: Loc,
-        a: &Expr,
-        h2: &mut Bag,
-        out: &mut Consumed,
-    ) -> R<()> {
+    fn take_loc(&self, cx: &Cx<'_>, loc: Loc, a: &Expr, h2: &mut Bag, out: &mut Consumed) -> R<()> {
         if !h2.take(loc) {
             return raw("insufficient.permission", a.span, "the permission is not held");
         }
         out.bag.locs.insert(loc);
         match loc {
-            Loc::Field(o, slot) => out.snap.push(cx.heap.get(o, slot).cloned().unwrap_or(Value::Null)),
+            Loc::Field(o, slot) => {
+                out.snap.push(cx.heap.get(o, slot).cloned().unwrap_or(Value::Null))
+            }
             Loc::Array(o) => {
                 let elems = cx.heap.objects.get(o).map(|x| x.slots.clone()).unwrap_or_default();
                 out.snap.push(Value::int(elems.len() as i64));

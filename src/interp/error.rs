@@ -49,13 +49,7 @@ pub enum Stop {
 pub type R<T> = Result<T, Stop>;
 
 pub fn raw<T>(reason: &'static str, span: Span, message: impl Into<String>) -> R<T> {
-    Err(Stop::Raw(Raw {
-        reason,
-        span,
-        via_call: false,
-        conjunct: None,
-        message: message.into(),
-    }))
+    Err(Stop::Raw(Raw { reason, span, via_call: false, conjunct: None, message: message.into() }))
 }
 
 /// Where failures inside a consumed assertion are reported.

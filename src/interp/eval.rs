@@ -156,11 +156,7 @@ impl<'p> Interp<'p> {
             BinOp::Mul => Value::Int(a * b),
             BinOp::Div | BinOp::Mod => {
                 if b.is_zero() {
-                    return raw(
-                        "division.by.zero",
-                        e.span,
-                        "the divisor is zero",
-                    );
+                    return raw("division.by.zero", e.span, "the divisor is zero");
                 }
                 // BigInt's `/` and `%` truncate toward zero, as Java's do.
                 if op == BinOp::Div { Value::Int(a / b) } else { Value::Int(a % b) }
@@ -264,7 +260,8 @@ impl<'p> Interp<'p> {
         if is_static {
             self.callee_locals(p, None, args)
         } else {
-            let (this, rest) = args.split_first().map(|(t, r)| (Some(t.clone()), r)).unwrap_or((None, &[]));
+            let (this, rest) =
+                args.split_first().map(|(t, r)| (Some(t.clone()), r)).unwrap_or((None, &[]));
             self.callee_locals(p, this, rest)
         }
     }
@@ -290,7 +287,8 @@ impl<'p> Interp<'p> {
         let ccx = Cx { heap: cx.heap, view: cx.view, locals: &locals, old: None };
         let mut h2 = flatten(cx.view);
         let mut got = super::assertion::Consumed::default();
-        self.consume_all(&ccx, &m.requires, &mut h2, &mut got).map_err(|s| s.via_call(call.span))?;
+        self.consume_all(&ccx, &m.requires, &mut h2, &mut got)
+            .map_err(|s| s.via_call(call.span))?;
         let Body::Return(body) = &m.body else {
             return raw("internal.error", call.span, "a pure method without a body");
         };

@@ -208,7 +208,11 @@ impl<'p> Interp<'p> {
             }
             StmtKind::Return(None) => return Ok(Flow::Return(None)),
             StmtKind::Return(Some(e)) => {
-                let v = if self.is_method_call(e) { self.call(f, e)? } else { self.eval_in_frame(f, e)? };
+                let v = if self.is_method_call(e) {
+                    self.call(f, e)?
+                } else {
+                    self.eval_in_frame(f, e)?
+                };
                 return Ok(Flow::Return(Some(v)));
             }
             StmtKind::Block(b) => return self.exec_block(f, &b.stmts),
@@ -271,7 +275,10 @@ impl<'p> Interp<'p> {
                     return raw(
                         "insufficient.permission",
                         lhs.span,
-                        format!("no permission to write `{}`", self.field_name(o, slot, &self.heap.objects)),
+                        format!(
+                            "no permission to write `{}`",
+                            self.field_name(o, slot, &self.heap.objects)
+                        ),
                     );
                 }
                 self.heap.set(o, slot, v);
@@ -341,9 +348,7 @@ impl<'p> Interp<'p> {
                 }
                 let Some(&ci) = self.layout.class_index.get(&class.name) else {
                     // `new Object()`
-                    let o = self
-                        .heap
-                        .alloc(Object { kind: ObjKind::Class(None), slots: vec![] });
+                    let o = self.heap.alloc(Object { kind: ObjKind::Class(None), slots: vec![] });
                     return Ok(Value::Ref(o));
                 };
                 let o = self.heap.alloc(self.layout.new_object(ci));

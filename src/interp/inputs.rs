@@ -59,9 +59,8 @@ impl Builder<'_> {
     }
 
     fn existing(&mut self, want: &dyn Fn(&ObjKind) -> bool) -> Option<Value> {
-        let cands: Vec<usize> = (0..self.heap.objects.len())
-            .filter(|&o| want(&self.heap.objects[o].kind))
-            .collect();
+        let cands: Vec<usize> =
+            (0..self.heap.objects.len()).filter(|&o| want(&self.heap.objects[o].kind)).collect();
         if cands.is_empty() {
             return None;
         }
@@ -106,7 +105,9 @@ impl Builder<'_> {
                 }
                 self.budget -= 1;
                 let n = self.rng.below(5) as usize;
-                let o = self.heap.alloc(Object { kind: ObjKind::Array((**elem).clone()), slots: vec![] });
+                let o = self
+                    .heap
+                    .alloc(Object { kind: ObjKind::Array((**elem).clone()), slots: vec![] });
                 let elems: Vec<Value> = (0..n).map(|_| self.value(elem, depth + 1)).collect();
                 if let Some(obj) = self.heap.objects.get_mut(o) {
                     obj.slots = elems;
