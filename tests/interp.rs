@@ -110,3 +110,60 @@ fn every_error_id_is_covered() {
         assert!(seen.contains(id), "no interpreter program fails with {id}");
     }
 }
+
+/// The soundness regressions of `shared/soundness` (copied to `tests/interp/soundness`):
+/// for each `// expect:` of an unsound verdict (A*, B*), random inputs reach that very
+/// failure concretely; the false alarms (I*) never fail concretely.
+#[test]
+fn soundness_regressions_run_concretely() {
+    use idf_verify::interp::inputs::random_inputs;
+    use idf_verify::syntax::ast::{MemberKind, MemberRef};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interp/soundness");
+    let mut files: Vec<_> =
+        std::fs::read_dir(&dir).expect("soundness").flatten().map(|e| e.path()).collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let mut problems = vec![];
+    for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jv")) {
+        let text = std::fs::read_to_string(path).unwrap();
+        let program = front_end(&text).unwrap();
+        let want = expectation(&text);
+        let mut reached = false;
+        for (ci, class) in program.classes.iter().enumerate() {
+            for (mi, m) in class.members.iter().enumerate() {
+                if m.kind == MemberKind::Field {
+                    continue;
+                }
+                let member = MemberRef { class: ci, member: mi };
+                for seed in 0..300u64 {
+                    let inputs = random_inputs(&program, member, seed);
+                    match run_member(&program, member, &inputs) {
+                        Outcome::Failed(f) => {
+                            let got = (f.id.to_string(), line_of(&text, f.span));
+                            if want.as_ref() == Some(&got) {
+                                reached = true;
+                            } else {
+                                problems.push(format!(
+                                    "{}: unexpected {} on line {} ({})",
+                                    path.display(),
+                                    got.0,
+                                    got.1,
+                                    f.message
+                                ));
+                            }
+                        }
+                        Outcome::OutOfSteps => {
+                            problems.push(format!("{}: out of steps", path.display()))
+                        }
+                        Outcome::Passed | Outcome::Rejected(_) => {}
+                    }
+                }
+            }
+        }
+        if want.is_some() && !reached {
+            problems.push(format!("{}: {want:?} never reached concretely", path.display()));
+        }
+    }
+    problems.dedup();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
