@@ -32,6 +32,9 @@ struct Tally {
     programs: usize,
     members: usize,
     verified: usize,
+    /// Methods and constructors (the generated code; the rest is a fixed library).
+    methods: usize,
+    methods_verified: usize,
     /// Verified members run on at least one accepted input.
     checked: usize,
     concrete_runs: usize,
@@ -46,6 +49,8 @@ impl Tally {
         self.programs += o.programs;
         self.members += o.members;
         self.verified += o.verified;
+        self.methods += o.methods;
+        self.methods_verified += o.methods_verified;
         self.checked += o.checked;
         self.concrete_runs += o.concrete_runs;
         self.unsound += o.unsound;
@@ -57,6 +62,8 @@ impl Tally {
 
 /// An unsound verdict: a verified member that fails concretely.
 struct Unsound {
+    /// The program's index in its campaign.
+    index: usize,
     seed: u64,
     program: String,
     report: String,
@@ -87,7 +94,7 @@ fn member_name(p: &Program, m: MemberRef) -> String {
 }
 
 /// Verify every member of one program and run the verified ones concretely.
-fn check_program(seed: u64, runs: usize) -> (Tally, Vec<Unsound>) {
+fn check_program(index: usize, seed: u64, runs: usize) -> (Tally, Vec<Unsound>) {
     let src = shapes::generate(seed);
     let mut t = Tally { programs: 1, ..Tally::default() };
     let program = match front_end(&src) {
@@ -117,8 +124,14 @@ fn check_program(seed: u64, runs: usize) -> (Tally, Vec<Unsound>) {
     let mut found = vec![];
     for &member in &members {
         let verified = verdicts.get(&member) == Some(&Status::Verified);
+        let kind = program.classes[member.class].members[member.member].kind;
+        let is_method = matches!(kind, MemberKind::Method | MemberKind::Constructor);
         if verified {
             t.verified += 1;
+        }
+        if is_method {
+            t.methods += 1;
+            t.methods_verified += verified as usize;
         }
         let mut accepted = 0;
         let mut all_passed = true;
@@ -150,7 +163,7 @@ fn check_program(seed: u64, runs: usize) -> (Tally, Vec<Unsound>) {
                             member_name(&program, f.member),
                             f.message
                         );
-                        found.push(Unsound { seed, program: src.clone(), report });
+                        found.push(Unsound { index, seed, program: src.clone(), report });
                     }
                 }
             }
@@ -171,9 +184,15 @@ fn check_program(seed: u64, runs: usize) -> (Tally, Vec<Unsound>) {
 fn save(u: &Unsound) -> String {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/differential");
     let _ = std::fs::create_dir_all(&dir);
-    let path = dir.join(format!("unsound-{:016x}.jv", u.seed));
+    let path = dir.join(format!("unsound-{:05}-{:016x}.jv", u.index, u.seed));
     let comment: String = u.report.lines().map(|l| format!("// {l}\n")).collect();
-    let _ = std::fs::write(&path, format!("{comment}// seed {:#x}\n{}", u.seed, u.program));
+    let _ = std::fs::write(
+        &path,
+        format!(
+            "{comment}// program #{} of the campaign, seed {:#x}\n{}",
+            u.index, u.seed, u.program
+        ),
+    );
     path.display().to_string()
 }
 
@@ -203,7 +222,7 @@ fn campaign(
                             break;
                         }
                         let seed = splitmix(base ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
-                        let (t, found) = check_program(seed, runs);
+                        let (t, found) = check_program(i, seed, runs);
                         let mut tot = total.lock().unwrap();
                         tot.add(&t);
                         if progress && tot.programs % 100 == 0 {
@@ -230,10 +249,12 @@ fn campaign(
 
 fn summarize(t: &Tally, found: &[Unsound]) -> String {
     let mut out = format!(
-        "{} programs, {} members, {} verified, {} verified verdicts checked by {} concrete runs: {} unsound, {} false alarms (failed, every run passed), {} runs out of steps, {} internal errors",
+        "{} programs, {} members, {} verified ({} of {} methods), {} verified verdicts checked by {} concrete runs: {} unsound, {} false alarms (failed, every run passed), {} runs out of steps, {} internal errors",
         t.programs,
         t.members,
         t.verified,
+        t.methods_verified,
+        t.methods,
         t.checked,
         t.concrete_runs,
         t.unsound,
