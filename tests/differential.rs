@@ -317,3 +317,86 @@ fn print_program() {
         println!("{}", shapes::generate(seed));
     }
 }
+
+/// The project's own programs (`tests/programs`, `examples`, `../shared/suite`): every
+/// member the verifier verifies runs on random inputs without a concrete failure in a
+/// verified member's activation. Ignored in CI (it verifies every program again, which
+/// `tests/programs.rs` already does): `cargo test --release --test differential --
+/// --ignored verified_test_programs`.
+#[test]
+#[ignore]
+fn verified_test_programs_never_fail_concretely() {
+    fn jv_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                jv_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "jv") {
+                out.push(p);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![];
+    for d in ["tests/programs/verify", "examples", "../shared/suite"] {
+        jv_files(&root.join(d), &mut files);
+    }
+    files.sort();
+    let config = Config { timeout: Some(5.0), ..Config::default() };
+    let runs = env("DIFF_SUITE_RUNS").unwrap_or(8);
+    let problems = Mutex::new(vec![]);
+    let checked = AtomicUsize::new(0);
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                with_big_stack(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = files.get(i) else { break };
+                    let Ok(text) = std::fs::read_to_string(path) else { continue };
+                    if text.contains("// flags:") || text.contains("// check-only") {
+                        continue;
+                    }
+                    let Ok(program) = front_end(&text) else { continue };
+                    let mut verdicts = HashMap::new();
+                    for (ci, class) in program.classes.iter().enumerate() {
+                        for (mi, m) in class.members.iter().enumerate() {
+                            if m.kind == MemberKind::Field {
+                                continue;
+                            }
+                            let member = MemberRef { class: ci, member: mi };
+                            let r = catch_unwind(AssertUnwindSafe(|| {
+                                verify_member(&program, member, &config)
+                            }));
+                            if let Ok(Ok(res)) = r {
+                                verdicts.insert(member, res.status);
+                            }
+                        }
+                    }
+                    for &member in verdicts.keys() {
+                        for k in 0..runs {
+                            let inputs = random_inputs(&program, member, k);
+                            if let Outcome::Failed(f) = run_member(&program, member, &inputs) {
+                                if verdicts.get(&f.member) == Some(&Status::Verified) {
+                                    problems.lock().unwrap().push(format!(
+                                        "{}: `{}` is verified but fails concretely with {} on line {}: {} (inputs {inputs:?})",
+                                        path.display(),
+                                        member_name(&program, f.member),
+                                        f.id,
+                                        line_of(&text, f.span),
+                                        f.message
+                                    ));
+                                }
+                            }
+                            checked.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                })
+            });
+        }
+    });
+    let problems = problems.into_inner().unwrap();
+    eprintln!("{} files, {} runs", files.len(), checked.load(Ordering::Relaxed));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

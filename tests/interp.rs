@@ -6,7 +6,7 @@
 //! reach has a failing program and a passing sibling.
 
 use idf_verify::driver::front_end;
-use idf_verify::interp::{Outcome, find_main, line_of, run_member};
+use idf_verify::interp::{Limits, Outcome, find_main, line_of, run_member, run_member_with};
 use std::path::Path;
 
 /// The expected (id, line) of a file, if any.
@@ -166,4 +166,69 @@ fn soundness_regressions_run_concretely() {
     }
     problems.dedup();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+fn jv_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            jv_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "jv") {
+            out.push(p);
+        }
+    }
+}
+
+/// No panic on any program: every member of every checked test program and example
+/// runs on random inputs to an outcome.
+#[test]
+fn interpreter_never_panics() {
+    use idf_verify::interp::inputs::random_inputs;
+    use idf_verify::syntax::ast::{MemberKind, MemberRef};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![];
+    jv_files(&root.join("tests/programs"), &mut files);
+    jv_files(&root.join("examples"), &mut files);
+    jv_files(&root.join("../shared/suite"), &mut files);
+    files.sort();
+    let mut panics = vec![];
+    let (mut runs, mut outcomes) = (0, std::collections::BTreeMap::<String, usize>::new());
+    for path in &files {
+        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        let Ok(program) = front_end(&text) else { continue };
+        for (ci, class) in program.classes.iter().enumerate() {
+            for (mi, m) in class.members.iter().enumerate() {
+                if m.kind == MemberKind::Field {
+                    continue;
+                }
+                let member = MemberRef { class: ci, member: mi };
+                for seed in 0..4u64 {
+                    let inputs = random_inputs(&program, member, seed);
+                    let limits = Limits { steps: 50_000, ..Limits::default() };
+                    let r = std::panic::catch_unwind(|| {
+                        run_member_with(&program, member, &inputs, limits)
+                    });
+                    runs += 1;
+                    match r {
+                        Ok(o) => {
+                            let k = match o {
+                                Outcome::Passed => "passed".to_string(),
+                                Outcome::Failed(f) => f.id.to_string(),
+                                Outcome::Rejected(_) => "rejected".to_string(),
+                                Outcome::OutOfSteps => "out-of-steps".to_string(),
+                            };
+                            *outcomes.entry(k).or_default() += 1;
+                        }
+                        Err(_) => {
+                            panics.push(format!("{} member {mi} seed {seed}", path.display()))
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{} files, {runs} runs: {outcomes:?}", files.len());
+    assert!(runs > 100);
+    assert!(panics.is_empty(), "{}", panics.join("\n"));
 }

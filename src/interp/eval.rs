@@ -16,6 +16,9 @@ use crate::syntax::ast::{BinOp, Body, CallRecv, Expr, ExprKind, MemberKind, Memb
 use num_bigint::BigInt;
 use num_traits::{Signed, ToPrimitive, Zero};
 
+/// The largest integers arithmetic works on (in bits, both operands together).
+const MAX_BITS: u64 = 1 << 20;
+
 /// The boolean a checked boolean expression yields.
 pub fn truth(v: &Value) -> bool {
     matches!(v, Value::Bool(true))
@@ -150,6 +153,10 @@ impl<'p> Interp<'p> {
             _ => {}
         }
         let (a, b) = (int_of(lv), int_of(rv));
+        if a.bits() + b.bits() > MAX_BITS {
+            // Integers this large only come from runaway loops: a budget, not a verdict.
+            return Err(Stop::OutOfSteps);
+        }
         Ok(match op {
             BinOp::Add => Value::Int(a + b),
             BinOp::Sub => Value::Int(a - b),

@@ -116,12 +116,16 @@ impl<'p> Interp<'p> {
                 _ => Value::default_of(&m.ty),
             },
         };
+        // The postcondition sees the parameters as passed, and `result`.
+        let mut post = f.entry.clone();
         if m.ty != Type::Void {
-            f.locals.insert("result".into(), result.clone());
+            post.insert("result".into(), result.clone());
         }
+        std::mem::swap(&mut f.locals, &mut post);
         let ctx = Ctx { id: "postcondition.violated", call: None };
-        let got = self.consume_in_frame(f, &m.ensures, ctx, true)?;
-        Ok((result, got.bag))
+        let got = self.consume_in_frame(f, &m.ensures, ctx, true);
+        std::mem::swap(&mut f.locals, &mut post);
+        Ok((result, got?.bag))
     }
 
     fn exec_block(&mut self, f: &mut Frame, stmts: &'p [Stmt]) -> R<Flow> {
@@ -334,6 +338,8 @@ impl<'p> Interp<'p> {
                     Some(n) if n <= self.limits.max_array => n,
                     _ => return Err(Stop::OutOfSteps),
                 };
+                // Allocation costs a step per element, so loops cannot exhaust memory.
+                self.tick_n(n as u64)?;
                 let o = self.heap.alloc(Object {
                     kind: ObjKind::Array(elem.clone()),
                     slots: vec![Value::default_of(elem); n],
@@ -423,7 +429,7 @@ impl<'p> Interp<'p> {
         } else {
             None
         };
-        let mut callee = Frame { member: target, locals, bag, old };
+        let mut callee = Frame { member: target, entry: locals.clone(), locals, bag, old };
         let (result, back) = grow(|| self.run_body(&mut callee))?;
         caller.bag.merge(back);
         Ok(result)

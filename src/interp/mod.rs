@@ -96,6 +96,9 @@ pub(crate) struct Cx<'a> {
 pub(crate) struct Frame {
     pub member: MemberRef,
     pub locals: Locals,
+    /// `this` and the parameters as the caller passed them: the postcondition speaks
+    /// of these even when the body assigns to a parameter.
+    pub entry: Locals,
     pub bag: Bag,
     pub old: Option<Rc<Old>>,
 }
@@ -156,6 +159,13 @@ impl<'p> Interp<'p> {
         let n = self.steps.get() + 1;
         self.steps.set(n);
         if n > self.limits.steps { Err(Stop::OutOfSteps) } else { Ok(()) }
+    }
+
+    /// Count `n` steps at once.
+    pub fn tick_n(&self, n: u64) -> R<()> {
+        let total = self.steps.get().saturating_add(n);
+        self.steps.set(total);
+        if total > self.limits.steps { Err(Stop::OutOfSteps) } else { Ok(()) }
     }
 
     /// Enter one level of nesting; `OutOfSteps` past the depth budget.
@@ -240,7 +250,7 @@ impl<'p> Interp<'p> {
                 self.produce_all(&heap, &m.requires, &mut bag, &locals)
                     .map_err(|e| e.not_wellformed(member))?;
                 let old = Some(Rc::new(Old { heap, bag: bag.clone() }));
-                let mut frame = Frame { member, locals, bag, old };
+                let mut frame = Frame { member, entry: locals.clone(), locals, bag, old };
                 self.run_body(&mut frame)?;
                 Ok(())
             }
