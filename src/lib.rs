@@ -8,4 +8,5 @@ pub mod report;
 pub mod rules;
 pub mod state;
 pub mod syntax;
+pub mod testing;
 pub mod verify;

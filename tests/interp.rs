@@ -232,3 +232,28 @@ fn interpreter_never_panics() {
     assert!(runs > 100);
     assert!(panics.is_empty(), "{}", panics.join("\n"));
 }
+
+/// `idf-verify test PATHS`: concrete failures are reported with their inputs (exit 1);
+/// a program whose runs all pass exits 0.
+#[test]
+fn test_subcommand_reports_concrete_failures() {
+    let bin = env!("CARGO_BIN_EXE_idf-verify");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let failing = root.join("tests/interp/soundness/B3_unit_snapshot.jv");
+    let out = std::process::Command::new(bin)
+        .args(["test", "--runs", "40", "--seed", "3"])
+        .arg(&failing)
+        .output()
+        .expect("run idf-verify test");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("B3_unit_snapshot.jv:13: assert.failed"), "{text}");
+    assert!(text.contains("inputs: x = "), "{text}");
+    let passing = root.join("tests/interp/soundness/I3_new_not_distinct.jv");
+    let out = std::process::Command::new(bin)
+        .args(["test", "--runs", "20"])
+        .arg(&passing)
+        .output()
+        .expect("run idf-verify test");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+}
