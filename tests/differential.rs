@@ -138,7 +138,7 @@ fn check_program(index: usize, seed: u64, runs: usize) -> (Tally, Vec<Unsound>) 
         let mut reported = false;
         for k in 0..runs {
             let inputs =
-                random_inputs(&program, member, splitmix(seed ^ (k as u64 + 1) * 0x51_7cc1));
+                random_inputs(&program, member, splitmix(seed ^ ((k as u64 + 1) * 0x51_7cc1)));
             let outcome = run_member(&program, member, &inputs);
             match &outcome {
                 Outcome::Rejected(_) => continue,
@@ -284,7 +284,7 @@ fn verified_members_never_fail_concretely() {
 #[ignore]
 fn differential_campaign() {
     let n = env("DIFF_FUZZ_N").unwrap_or(10_000) as usize;
-    let base = env("DIFF_FUZZ_SEED").unwrap_or(0x5eed_0f_d1ff);
+    let base = env("DIFF_FUZZ_SEED").unwrap_or(0x005e_ed0f_d1ff);
     let jobs = env("DIFF_FUZZ_JOBS").unwrap_or(2) as usize;
     let runs = env("DIFF_FUZZ_RUNS").unwrap_or(20) as usize;
     let stop = env("DIFF_FUZZ_STOP").is_some();
@@ -377,8 +377,10 @@ fn verified_test_programs_never_fail_concretely() {
                     for &member in verdicts.keys() {
                         for k in 0..runs {
                             let inputs = random_inputs(&program, member, k);
-                            if let Outcome::Failed(f) = run_member(&program, member, &inputs) {
-                                if verdicts.get(&f.member) == Some(&Status::Verified) {
+                            if let Outcome::Failed(f) = run_member(&program, member, &inputs)
+                                && verdicts.get(&f.member) == Some(&Status::Verified)
+                            {
+                                {
                                     problems.lock().unwrap().push(format!(
                                         "{}: `{}` is verified but fails concretely with {} on line {}: {} (inputs {inputs:?})",
                                         path.display(),
