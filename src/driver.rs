@@ -300,7 +300,20 @@ pub fn run(paths: &[PathBuf], opts: &Options) -> Run {
             .par_iter()
             .map(|(fi, m, name)| {
                 let Ok(program) = &fronts[*fi].1 else { unreachable!() };
-                verify_one(program, *m, name, &opts.config)
+                let mut outcome = verify_one(program, *m, name, &opts.config);
+                // With --counterexample, each model's entry state is run concretely.
+                if opts.config.counterexample
+                    && let MemberOutcome::Done(r) = &mut outcome
+                {
+                    let text = &fronts[*fi].0.text;
+                    let mut replayed = r.clone();
+                    if catch_panic(|| crate::replay::replay_member(program, text, &mut replayed))
+                        .is_ok()
+                    {
+                        *r = replayed;
+                    }
+                }
+                outcome
             })
             .collect();
         let unmatched: Vec<String> = opts

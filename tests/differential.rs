@@ -380,7 +380,6 @@ fn verified_test_programs_never_fail_concretely() {
                             if let Outcome::Failed(f) = run_member(&program, member, &inputs)
                                 && verdicts.get(&f.member) == Some(&Status::Verified)
                             {
-                                {
                                     problems.lock().unwrap().push(format!(
                                         "{}: `{}` is verified but fails concretely with {} on line {}: {} (inputs {inputs:?})",
                                         path.display(),
@@ -389,7 +388,6 @@ fn verified_test_programs_never_fail_concretely() {
                                         line_of(&text, f.span),
                                         f.message
                                     ));
-                                }
                             }
                             checked.fetch_add(1, Ordering::Relaxed);
                         }

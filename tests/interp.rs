@@ -257,3 +257,34 @@ fn test_subcommand_reports_concrete_failures() {
         .expect("run idf-verify test");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
 }
+
+/// `--counterexample` replays each model's entry state: a real bug is `confirmed`, a
+/// false alarm of `join` (which forgets) is `not-reproduced`; JSON carries both.
+#[test]
+fn counterexamples_are_replayed() {
+    let bin = env!("CARGO_BIN_EXE_idf-verify");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interp/replay");
+    let run = |file: &str| {
+        let out = std::process::Command::new(bin)
+            .args(["--counterexample", "--format", "json"])
+            .arg(root.join(file))
+            .output()
+            .expect("run idf-verify");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+        let errors: Vec<serde_json::Value> = json["files"][0]["members"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m["errors"].as_array().cloned().unwrap_or_default())
+            .collect();
+        errors
+    };
+    let errs = run("b3_confirmed.jv");
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0]["replay"], "confirmed", "{errs:?}");
+    assert_eq!(errs[0]["replay_inputs"], "x = 0", "{errs:?}");
+    let errs = run("join_forgets.jv");
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0]["replay"], "not-reproduced", "{errs:?}");
+    assert!(errs[0]["replay_outcome"].as_str().unwrap_or("").contains("passed"), "{errs:?}");
+}

@@ -46,6 +46,8 @@ struct Builder<'a> {
     rng: Rng,
     /// Objects still to create.
     budget: usize,
+    /// How often (percent) a reference field points to an object that exists already.
+    reuse: u64,
 }
 
 impl Builder<'_> {
@@ -81,7 +83,7 @@ impl Builder<'_> {
                     (ObjKind::Class(_), None) => true,
                     _ => false,
                 };
-                if (self.budget == 0 || depth > 5 || self.rng.chance(12))
+                if (self.budget == 0 || depth > 5 || self.rng.chance(self.reuse))
                     && let Some(v) = self.existing(&want)
                 {
                     return v;
@@ -134,7 +136,8 @@ impl Builder<'_> {
 /// A random input state for `member` (at most about a dozen objects).
 pub fn random_inputs(program: &Program, member: MemberRef, seed: u64) -> Inputs {
     let layout = Layout::new(program);
-    let mut b = Builder { layout: &layout, heap: Heap::default(), rng: Rng(seed), budget: 12 };
+    let mut b =
+        Builder { layout: &layout, heap: Heap::default(), rng: Rng(seed), budget: 12, reuse: 12 };
     let Some(m) = program.classes.get(member.class).and_then(|c| c.members.get(member.member))
     else {
         return Inputs::default();
@@ -151,4 +154,54 @@ pub fn random_inputs(program: &Program, member: MemberRef, seed: u64) -> Inputs 
     };
     let args = m.params.iter().map(|p| b.value(&p.ty, 0)).collect();
     Inputs { heap: b.heap, this, args }
+}
+
+/// Give random values to every field and element of `inputs` that `fixed` (object,
+/// slot) does not name, and random lengths to the arrays `sized` does not name; new
+/// objects may appear for reference fields. The values `fixed` names stay.
+pub fn complete(
+    program: &Program,
+    inputs: &mut Inputs,
+    fixed: &std::collections::HashSet<(usize, usize)>,
+    sized: &std::collections::HashSet<usize>,
+    seed: u64,
+) {
+    let layout = Layout::new(program);
+    let mut b = Builder {
+        layout: &layout,
+        heap: std::mem::take(&mut inputs.heap),
+        rng: Rng(seed),
+        budget: 8,
+        reuse: 45,
+    };
+    let given = b.heap.objects.len();
+    for o in 0..given {
+        let kind = b.heap.objects[o].kind.clone();
+        match kind {
+            ObjKind::Class(Some(ci)) => {
+                let types = layout.field_types[ci].clone();
+                for (slot, t) in types.iter().enumerate() {
+                    if !fixed.contains(&(o, slot)) {
+                        let v = b.value(t, 1);
+                        b.heap.set(o, slot, v);
+                    }
+                }
+            }
+            ObjKind::Array(t) => {
+                if !sized.contains(&o) {
+                    let n = b.rng.below(5) as usize;
+                    if let Some(obj) = b.heap.objects.get_mut(o) {
+                        obj.slots = vec![Value::default_of(&t); n];
+                    }
+                }
+                let n = b.heap.len_of(o).unwrap_or(0);
+                for i in 0..n {
+                    let v = b.value(&t, 1);
+                    b.heap.set(o, i, v);
+                }
+            }
+            ObjKind::Class(None) => {}
+        }
+    }
+    inputs.heap = b.heap;
 }

@@ -73,6 +73,8 @@ pub struct Leaf<T> {
 
 pub struct Verifier<'p> {
     pub prog: &'p Program,
+    /// The member being verified (for counterexamples of its entry state).
+    pub member: Option<crate::syntax::ast::MemberRef>,
     pub info: &'p Info,
     pub dec: Decider,
     pub config: Config,
@@ -174,6 +176,7 @@ impl<'p> Verifier<'p> {
         let timeout = config.timeout.map(std::time::Duration::from_secs_f64);
         Verifier {
             prog,
+            member: None,
             info,
             dec: Decider::new(timeout),
             config,
@@ -265,6 +268,8 @@ impl<'p> Verifier<'p> {
                     notes: vec![],
                     trace: None,
                     counterexample: None,
+                    entry: None,
+                    replay: None,
                 },
             });
             return true;
@@ -302,6 +307,8 @@ impl<'p> Verifier<'p> {
                 notes,
                 trace,
                 counterexample: None,
+                entry: None,
+                replay: None,
             },
         });
         true
@@ -314,7 +321,10 @@ impl<'p> Verifier<'p> {
         }
         let cex = crate::rules::show::counterexample(self, state, goal);
         if let Some(f) = self.failures.last_mut() {
-            f.err.counterexample = cex;
+            if let Some((lines, entry)) = cex {
+                f.err.counterexample = Some(lines);
+                f.err.entry = entry;
+            }
         }
     }
 

@@ -8,7 +8,10 @@
 pub mod member;
 pub mod result;
 
-pub use result::{Config, MemberResult, Stats, Status, TraceEntry, VerificationError};
+pub use result::{
+    Config, EntryModel, MemberResult, ModelValue, Replay, Stats, Status, TraceEntry,
+    VerificationError,
+};
 
 use crate::rules::Verifier;
 use crate::rules::info::Info;
@@ -71,6 +74,8 @@ pub fn verify_member_with(
             notes: vec![],
             trace: None,
             counterexample: None,
+            entry: None,
+            replay: None,
         });
     }
     for e in errors.iter_mut().filter(|e| e.id == "verification.timeout") {
@@ -113,6 +118,8 @@ fn smoke(v: &Verifier<'_>, m: &crate::syntax::ast::Member, name: &str) -> Vec<Ve
         notes: vec![],
         trace: None,
         counterexample: None,
+        entry: None,
+        replay: None,
     };
     let mut out = vec![];
     if v.ends == 0 {
