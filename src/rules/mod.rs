@@ -320,11 +320,11 @@ impl<'p> Verifier<'p> {
             return;
         }
         let cex = crate::rules::show::counterexample(self, state, goal);
-        if let Some(f) = self.failures.last_mut() {
-            if let Some((lines, entry)) = cex {
-                f.err.counterexample = Some(lines);
-                f.err.entry = entry;
-            }
+        if let Some(f) = self.failures.last_mut()
+            && let Some((lines, entry)) = cex
+        {
+            f.err.counterexample = Some(lines);
+            f.err.entry = entry;
         }
     }
 
