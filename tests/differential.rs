@@ -271,7 +271,7 @@ fn summarize(t: &Tally, found: &[Unsound]) -> String {
 /// CI: a fixed set of seeds, in a debug build, in well under a minute.
 #[test]
 fn verified_members_never_fail_concretely() {
-    let n = env("DIFF_FUZZ_CI_N").unwrap_or(24) as usize;
+    let n = env("DIFF_FUZZ_CI_N").unwrap_or(120) as usize;
     let (t, found, _) = campaign(0xd1ff_5eed, n, 2, 12, false);
     let summary = summarize(&t, &found);
     eprintln!("{summary}");
