@@ -12,7 +12,8 @@
 //! `DIFF_FUZZ_N=10000 cargo test --release --test differential -- --ignored --nocapture`
 //! (`DIFF_FUZZ_SEED` moves the seeds, `DIFF_FUZZ_JOBS` sets the threads,
 //! `DIFF_FUZZ_RUNS` the inputs per member, `DIFF_FUZZ_STOP=1` stops at the first unsound
-//! verdict and prints how many programs it took).
+//! verdict and prints how many programs it took, `DIFF_FUZZ_SAVE_FALSE=1` writes the
+//! programs of false alarms to `target/differential/` too).
 
 #[path = "differential/shapes.rs"]
 mod shapes;
@@ -176,6 +177,17 @@ fn check_program(index: usize, seed: u64, runs: usize) -> (Tally, Vec<Unsound>) 
         let failed = verdicts.get(&member) == Some(&Status::Failed);
         if failed && accepted > 0 && all_passed {
             t.false_alarms += 1;
+            if std::env::var("DIFF_FUZZ_SAVE_FALSE").is_ok() {
+                let dir =
+                    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/differential");
+                let _ = std::fs::create_dir_all(&dir);
+                let name = member_name(&program, member);
+                let path = dir.join(format!("false-alarm-{index:05}-{name}.jv"));
+                let head = format!(
+                    "// false alarm: `{name}` fails verification, its {accepted} accepted runs pass\n"
+                );
+                let _ = std::fs::write(path, format!("{head}{src}"));
+            }
         }
     }
     (t, found)
