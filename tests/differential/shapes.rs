@@ -121,8 +121,21 @@ impl Gen {
         }
         let h = cx.holds[self.rng.below(cx.holds.len())].clone();
         let r = h.recv.as_str();
+        let dot = |f: &str| if r == "this" { f.to_string() } else { format!("{r}.{f}") };
         let e = match h.kind {
+            Kind::P if self.rng.chance(15) => {
+                let n = dot("n");
+                let inner = self.rng.pick(&["0", "1", "NF"]).replace("NF", &format!("{n}.f"));
+                format!(
+                    "(opening {} in ({n} == null ? {} : {inner}))",
+                    call(r, "p", ""),
+                    self.lit()
+                )
+            }
             Kind::P => call(r, self.rng.pick(&["g", "h", "h", "g2"]), ""),
+            Kind::L if self.rng.chance(15) => {
+                format!("(using {} in {})", call(r, "len", ""), call(r, "sum", ""))
+            }
             Kind::L => call(r, self.rng.pick(&["len", "sum", "len"]), ""),
             Kind::B => {
                 if self.rng.chance(50) {
@@ -369,6 +382,19 @@ impl Gen {
         };
         let open = format!("open {};", call(r, pred, ""));
         let close = format!("close {};", call(r, pred, ""));
+        if self.rng.chance(20) {
+            let m = match h.kind {
+                Kind::P => self.rng.pick(&["g", "g2", "h"]),
+                Kind::L => self.rng.pick(&["len", "sum"]),
+                _ => "size",
+            };
+            let c = self.bool_expr(cx, 1);
+            return format!(
+                "{pad}if ({c}) {{ use {}; }}\n{pad}use {};\n",
+                call(r, m, ""),
+                call(r, m, "")
+            );
+        }
         match self.rng.below(4) {
             0 => {
                 let c = self.bool_expr(cx, 1);
