@@ -6,7 +6,8 @@
 //! the member, the inputs and the failure to `target/differential/`.
 //!
 //! It also counts false alarms: members the verifier rejects whose every concrete run
-//! (at least one accepted input) passes.
+//! (at least one accepted input) passes and none of whose counterexamples is confirmed
+//! by replaying it (`idf_verify::replay`).
 //!
 //! CI runs a fixed set of seeds. The long run (release build, both cores):
 //! `DIFF_FUZZ_N=10000 cargo test --release --test differential -- --ignored --nocapture`
@@ -94,6 +95,18 @@ fn member_name(p: &Program, m: MemberRef) -> String {
     }
 }
 
+/// Does a counterexample of the member's failures replay concretely (the failure is
+/// real, the random inputs only missed it)?
+fn replay_confirms(program: &Program, src: &str, member: MemberRef) -> bool {
+    let config = Config { timeout: Some(5.0), counterexample: true, ..Config::default() };
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let mut res = verify_member(program, member, &config).ok()?;
+        idf_verify::replay::replay_member(program, src, &mut res);
+        Some(res.errors.iter().any(|e| e.replay.as_ref().is_some_and(|r| r.confirmed)))
+    }));
+    matches!(r, Ok(Some(true)))
+}
+
 /// Verify every member of one program and run the verified ones concretely.
 fn check_program(index: usize, seed: u64, runs: usize) -> (Tally, Vec<Unsound>) {
     let src = shapes::generate(seed);
@@ -175,7 +188,7 @@ fn check_program(index: usize, seed: u64, runs: usize) -> (Tally, Vec<Unsound>) 
             t.checked += 1;
         }
         let failed = verdicts.get(&member) == Some(&Status::Failed);
-        if failed && accepted > 0 && all_passed {
+        if failed && accepted > 0 && all_passed && !replay_confirms(&program, &src, member) {
             t.false_alarms += 1;
             if std::env::var("DIFF_FUZZ_SAVE_FALSE").is_ok() {
                 let dir =
@@ -261,7 +274,7 @@ fn campaign(
 
 fn summarize(t: &Tally, found: &[Unsound]) -> String {
     let mut out = format!(
-        "{} programs, {} members, {} verified ({} of {} methods), {} verified verdicts checked by {} concrete runs: {} unsound, {} false alarms (failed, every run passed), {} runs out of steps, {} internal errors",
+        "{} programs, {} members, {} verified ({} of {} methods), {} verified verdicts checked by {} concrete runs: {} unsound, {} false alarms (failed, every run passed, no counterexample confirmed), {} runs out of steps, {} internal errors",
         t.programs,
         t.members,
         t.verified,

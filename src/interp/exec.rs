@@ -246,6 +246,9 @@ impl<'p> Interp<'p> {
         let outside = std::mem::replace(&mut f.bag, got.bag);
         loop {
             self.tick()?;
+            // The body starts from the invariant alone: it must be defined there (its
+            // reads framed by its own permissions), as the verifier produces it there.
+            self.framed_in_frame(f, invs)?;
             let c = self.eval_in_frame(f, cond).map_err(|s| s.in_stmt(f.member))?;
             if !truth(&c) {
                 break;
@@ -261,6 +264,14 @@ impl<'p> Interp<'p> {
         }
         f.bag.merge(outside);
         Ok(Flow::Normal)
+    }
+
+    /// Evaluate assertions in the frame's own bag (without removing anything); a
+    /// failure to read or call is the statement's.
+    fn framed_in_frame(&self, f: &Frame, es: &'p [Expr]) -> R<()> {
+        let view = [&f.bag];
+        let cx = Cx { heap: &self.heap, view: &view, locals: &f.locals, old: f.old.as_deref() };
+        self.check_all(&cx, es).map(|_| ()).map_err(|s| s.in_stmt(f.member))
     }
 
     fn assign(&mut self, f: &mut Frame, lhs: &'p Expr, rhs: &'p Rhs) -> R<()> {
