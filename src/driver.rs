@@ -10,7 +10,7 @@ use crate::report::Lines;
 use crate::syntax::InputError;
 use crate::syntax::ast::{MemberKind, MemberRef, Program, Span};
 use crate::syntax::parse;
-use crate::verify::{Config, MemberResult, verify_member};
+use crate::verify::{Config, MemberResult, verify_member_keyed};
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -102,48 +102,75 @@ pub fn collect_files(paths: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// Every `*.jv` below `dir`. A folder that cannot be read (or an entry that cannot be
+/// listed) is kept as a path, so that loading reports it as an `io.error`: nothing
+/// is skipped silently.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(_) => return out.push(dir.to_path_buf()),
+    };
+    for entry in entries {
+        let Ok(entry) = entry else {
+            out.push(dir.to_path_buf());
+            continue;
+        };
         let path = entry.path();
         match entry.file_type() {
             Ok(t) if t.is_dir() => walk(&path, out),
-            Ok(_) if path.extension().is_some_and(|e| e == "jv") => out.push(path),
-            _ => {}
+            _ if path.extension().is_some_and(|e| e == "jv") => out.push(path),
+            Ok(_) => {}
+            Err(_) => out.push(path),
         }
     }
 }
 
-/// Read a file: its source, and its text or an `io.error`.
+/// Read a file: its source, and its text or an `io.error`. Only regular files are read
+/// (a FIFO named `x.jv` would block for ever); a UTF-8 byte-order mark is dropped.
 pub fn load(path: &Path) -> (Source, Result<String, InputError>) {
     let shown = path.display().to_string();
-    match std::fs::read(path) {
-        Err(e) => {
-            let err = InputError {
-                id: "io.error",
-                message: format!("cannot read `{shown}`: {e}"),
-                span: None,
-                label: String::new(),
-                notes: Vec::new(),
-            };
-            (Source { path: shown, text: String::new() }, Err(err))
+    let io_error = |message: String| {
+        let err =
+            InputError { id: "io.error", message, span: None, label: String::new(), notes: vec![] };
+        (Source { path: shown.clone(), text: String::new() }, Err(err))
+    };
+    match std::fs::metadata(path) {
+        Err(e) => return io_error(format!("cannot read `{shown}`: {e}")),
+        Ok(m) if m.is_dir() => {
+            return io_error(format!("cannot read the folder `{shown}` (or one of its entries)"));
         }
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => (Source { path: shown, text: text.clone() }, Ok(text)),
-            Err(e) => {
-                let at = e.utf8_error().valid_up_to();
-                let bad = e.utf8_error().error_len().unwrap_or(1);
-                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                let err = InputError::new(
-                    "io.error",
-                    format!("the file is not valid UTF-8 (byte 0x{:02x})", e.as_bytes()[at]),
-                    // The lossy text holds U+FFFD (3 bytes) where the bad bytes were.
-                    Span::new(at, at + 3),
-                    format!("{bad} invalid byte{}", if bad == 1 { "" } else { "s" }),
-                );
-                (Source { path: shown, text }, Err(err))
+        Ok(m) if !m.is_file() => {
+            return io_error(format!("`{shown}` is not a regular file"));
+        }
+        Ok(_) => {}
+    }
+    match std::fs::read(path) {
+        Err(e) => io_error(format!("cannot read `{shown}`: {e}")),
+        Ok(mut bytes) => {
+            if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+                bytes.drain(..3);
             }
-        },
+            load_bytes(shown, bytes)
+        }
+    }
+}
+
+fn load_bytes(shown: String, bytes: Vec<u8>) -> (Source, Result<String, InputError>) {
+    match String::from_utf8(bytes) {
+        Ok(text) => (Source { path: shown, text: text.clone() }, Ok(text)),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let bad = e.utf8_error().error_len().unwrap_or(1);
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            let err = InputError::new(
+                "io.error",
+                format!("the file is not valid UTF-8 (byte 0x{:02x})", e.as_bytes()[at]),
+                // The lossy text holds U+FFFD (3 bytes) where the bad bytes were.
+                Span::new(at, at + 3),
+                format!("{bad} invalid byte{}", if bad == 1 { "" } else { "s" }),
+            );
+            (Source { path: shown, text }, Err(err))
+        }
     }
 }
 
@@ -233,12 +260,13 @@ pub fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 /// Verify one member; an `Err` or a panic becomes `Internal`.
 pub fn verify_one(
     program: &Program,
+    key: u64,
     member: MemberRef,
     name: &str,
     config: &Config,
 ) -> MemberOutcome {
     let m = &program.classes[member.class].members[member.member];
-    match catch_panic(|| verify_member(program, member, config)) {
+    match catch_panic(|| verify_member_keyed(program, key, member, config)) {
         Ok(Ok(mut r)) => {
             if r.name.is_empty() {
                 r.name = name.to_string();
@@ -273,17 +301,28 @@ fn front_file(path: &Path) -> (Source, Result<Program, Vec<InputError>>) {
     (source, program)
 }
 
+/// A number no other program of this process has.
+pub fn next_program_key() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Load, check and verify the given files.
 pub fn run(paths: &[PathBuf], opts: &Options) -> Run {
     let start = Instant::now();
     let files = collect_files(paths);
+    // Jobs beyond the work do nothing: no more threads than files and members could use.
+    let jobs = if opts.jobs == 0 { 0 } else { opts.jobs.min(files.len().max(1) * 64) };
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs)
+        .num_threads(jobs)
         .stack_size(STACK_SIZE)
         .build()
         .expect("cannot build the thread pool");
     let (reports, unmatched) = pool.install(|| {
         let fronts: Vec<_> = files.par_iter().map(|p| front_file(p)).collect();
+        // A key per program, unique in the process: members of one program share
+        // per-program work on each thread.
+        let keys: Vec<u64> = fronts.iter().map(|_| next_program_key()).collect();
         let mut work = Vec::new();
         let mut scopes: Vec<Option<Vec<Span>>> = vec![None; fronts.len()];
         for (fi, (_, program)) in fronts.iter().enumerate() {
@@ -300,7 +339,7 @@ pub fn run(paths: &[PathBuf], opts: &Options) -> Run {
             .par_iter()
             .map(|(fi, m, name)| {
                 let Ok(program) = &fronts[*fi].1 else { unreachable!() };
-                let mut outcome = verify_one(program, *m, name, &opts.config);
+                let mut outcome = verify_one(program, keys[*fi], *m, name, &opts.config);
                 // With --counterexample, each model's entry state is run concretely.
                 if opts.config.counterexample
                     && let MemberOutcome::Done(r) = &mut outcome

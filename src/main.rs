@@ -45,7 +45,7 @@ struct Cli {
     #[arg(long)]
     stats: bool,
     /// Members verified in parallel (default: all cores).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
     /// Per-member time limit; exceeding it reports verification.timeout.
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
@@ -58,6 +58,10 @@ struct Cli {
     #[arg(long)]
     smoke: bool,
 }
+
+/// The longest `--timeout` accepted (a week), and the most `--jobs`.
+const MAX_TIMEOUT: f64 = 7.0 * 24.0 * 3600.0;
+const MAX_JOBS: usize = 256;
 
 /// `idf-verify test PATHS`: run every member concretely on random input states.
 #[derive(Parser, Debug)]
@@ -101,8 +105,28 @@ fn test_main(args: Vec<std::ffi::OsString>) -> i32 {
 
 fn parse_timeout(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(t) if t.is_finite() && t > 0.0 => Ok(t),
-        _ => Err(format!("`{s}` is not a positive number of seconds")),
+        Ok(t) if t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT => Ok(t),
+        _ => Err(format!("`{s}` is not a number of seconds in (0, {MAX_TIMEOUT}]")),
+    }
+}
+
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_JOBS).contains(&n) => Ok(n),
+        _ => Err(format!("`{s}` is not a number of jobs in 1..={MAX_JOBS}")),
+    }
+}
+
+/// What a failed write of the results means: a closed pipe (`| head`) is not an error
+/// of the verifier; anything else (a full disk) is exit 3, never a silent success.
+fn output_status(r: std::io::Result<()>, code: i32) -> i32 {
+    match r {
+        Ok(()) => code,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
+        Err(e) => {
+            eprintln!("error: cannot write the results: {e}");
+            3
+        }
     }
 }
 
@@ -143,25 +167,23 @@ fn real_main() -> i32 {
         eprintln!("error: no member matches --method {}", run.unmatched_methods.join(", "));
         return 2;
     }
-    // A closed stdout (`| head`) is not an error of the verifier.
-    let result = if cli.expect {
+    let (written, code) = if cli.expect {
         expect_mode(&run)
     } else {
         match cli.format {
             Format::Json => {
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{}", report::json::to_json(&run));
-                report::exit_code(&run)
+                (writeln!(out, "{}", report::json::to_json(&run)), report::exit_code(&run))
             }
             Format::Human => {
                 let mut out = StandardStream::stdout(color_choice());
-                let _ = human::render(&mut out, &run, human::HumanOptions { stats: cli.stats });
-                report::exit_code(&run)
+                let opts = human::HumanOptions { stats: cli.stats };
+                (human::render(&mut out, &run, opts), report::exit_code(&run))
             }
         }
     };
-    let _ = std::io::stdout().flush();
-    result
+    let flushed = written.and_then(|()| std::io::stdout().flush());
+    output_status(flushed, code)
 }
 
 fn color_choice() -> ColorChoice {
@@ -174,31 +196,31 @@ fn color_choice() -> ColorChoice {
 
 /// `--expect`: print every mismatch; 0 iff none (3 on an internal error, 2 on an
 /// unreadable path).
-fn expect_mode(run: &Run) -> i32 {
-    let mut out = std::io::stdout().lock();
+fn expect_mode(run: &Run) -> (std::io::Result<()>, i32) {
+    let mut out = String::new();
     let (mut expected, mut mismatches) = (0, 0);
     for f in &run.files {
         let ms = expect::check_file(f);
         expected += expect::file_expectations(f).len();
         mismatches += ms.len();
         for m in &ms {
-            let _ = writeln!(out, "{}", m.render(&f.source.path));
+            out.push_str(&m.render(&f.source.path));
+            out.push('\n');
         }
     }
-    let _ = writeln!(
-        out,
+    out.push_str(&format!(
         "expect: {} file{}, {expected} expectation{}, {mismatches} mismatch{}",
         run.files.len(),
         if run.files.len() == 1 { "" } else { "s" },
         if expected == 1 { "" } else { "s" },
         if mismatches == 1 { "" } else { "es" }
-    );
+    ));
     let s = report::summarize(run);
     let unreadable = run.files.iter().any(|f| {
         matches!(&f.status, driver::FileStatus::Input(errs) if errs.iter().any(|e| e.span.is_none() && e.id == "io.error"))
     });
-    if s.internal > 0 {
-        let _ = writeln!(out, "internal error: the verifier failed on {} member(s)", s.internal);
+    let code = if s.internal > 0 {
+        out.push_str(&format!("internal error: the verifier failed on {} member(s)\n", s.internal));
         3
     } else if unreadable {
         2
@@ -206,5 +228,6 @@ fn expect_mode(run: &Run) -> i32 {
         1
     } else {
         0
-    }
+    };
+    (std::io::stdout().lock().write_all(out.as_bytes()), code)
 }

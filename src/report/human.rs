@@ -35,8 +35,21 @@ pub fn render<W: WriteColor>(w: &mut W, run: &Run, opts: HumanOptions) -> io::Re
     summary_line(w, &summarize(run), run.time_ms)
 }
 
+/// The source as shown under diagnostics: each ASCII control byte other than tab and
+/// line ends becomes `?` (same length, so spans still fit), so a NUL in the input is
+/// visible and the caret under it is drawn.
+fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| c.is_ascii_control() && !matches!(c, '\t' | '\n' | '\r');
+    if text.contains(hidden) {
+        text.chars().map(|c| if hidden(c) { '?' } else { c }).collect::<String>().into()
+    } else {
+        text.into()
+    }
+}
+
 pub fn render_file<W: WriteColor>(w: &mut W, f: &FileReport, opts: HumanOptions) -> io::Result<()> {
-    let file = SimpleFile::new(f.source.path.as_str(), f.source.text.as_str());
+    let shown = visible(&f.source.text);
+    let file = SimpleFile::new(f.source.path.as_str(), shown.as_ref());
     let lines = Lines::new(&f.source.text);
     match &f.status {
         FileStatus::Input(errors) => {
@@ -122,7 +135,15 @@ fn summary_line<W: WriteColor>(w: &mut W, s: &Summary, time_ms: f64) -> io::Resu
     if s.internal > 0 {
         write!(w, ", {} internal error{}", s.internal, if s.internal == 1 { "" } else { "s" })?;
     }
-    writeln!(w, " in {time_ms:.1} ms")
+    writeln!(w, " in {time_ms:.1} ms")?;
+    if s.verified + s.failed + s.timeout + s.internal + s.input_errors == 0 {
+        // Green, but say that nothing was checked.
+        writeln!(
+            w,
+            "note: no member was verified (the files declare no methods, pure methods or predicates)"
+        )?;
+    }
+    Ok(())
 }
 
 /// Emit a diagnostic; if its spans do not fit the file, fall back to a plain line.

@@ -29,12 +29,20 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-/// Levels of definitions instantiated from an application met in the program.
+/// Levels of recursive definitions instantiated from an application met in the
+/// program. Only applications of recursive pure methods use fuel: a chain of
+/// non-recursive calls is unrolled to its end (bounded by `MAX_CHAIN`).
 pub const FUEL: u32 = 3;
-/// How deep instantiation goes on snapshots built from known parts (closed
-/// predicates): there the definitions fold to known values, as far as the heap
-/// determines them.
+/// How deep instantiation of recursive definitions goes on snapshots built from
+/// known parts (closed predicates): there the definitions fold to known values, as
+/// far as the heap determines them.
 pub const MAX_DEPTH: u32 = 8;
+/// A bound on nested instantiation whatever the fuel (program size bounds acyclic
+/// chains anyway; this keeps a pathological program from exhausting memory).
+pub const MAX_CHAIN: u32 = 64;
+/// At most this many instantiations per member: beyond, applications stay
+/// uninterpreted (sound: fewer facts), so no program makes instantiation explode.
+pub const MAX_INSTANCES: u64 = 50_000;
 
 /// The axioms of one pure method, over its formals.
 pub struct Definition {
@@ -42,10 +50,25 @@ pub struct Definition {
     pub formals: Vec<Term>,
     pub body: Vec<Term>,
     pub post: Vec<Term>,
+    /// The interner generation the terms belong to (`term::generation`).
+    pub generation: u64,
 }
 
-/// The definitions computed so far for one member's verification, shared by the
-/// verifier and its translator.
+impl Definition {
+    /// The same definition in the current interner generation.
+    fn reinterned(&self) -> Definition {
+        let all = |ts: &[Term]| ts.iter().map(Term::reintern).collect();
+        Definition {
+            formals: all(&self.formals),
+            body: all(&self.body),
+            post: all(&self.post),
+            generation: crate::state::term::generation(),
+        }
+    }
+}
+
+/// The definitions computed so far, shared by the verifier and its translator, and
+/// by the members of one program verified on one thread (`Info::defs`).
 pub type Defs = Rc<RefCell<HashMap<MemberRef, Rc<Definition>>>>;
 
 impl<'p> Verifier<'p> {
@@ -53,8 +76,23 @@ impl<'p> Verifier<'p> {
     /// mentions, first) when needed. The translator itself only reads what is
     /// already translated: a pure method met while translating itself has none.
     pub fn definition(&mut self, p: MemberRef) -> Option<Rc<Definition>> {
-        if let Some(d) = self.defs.borrow().get(&p) {
-            return Some(d.clone());
+        // While translating `t`, the definitions of `t`'s recursion group are not used
+        // (they are what is being made), whatever was translated first: so every
+        // definition is the same whichever member asked for it first.
+        if let Some(t) = self.target
+            && self.info.same_group(t, p)
+        {
+            return None;
+        }
+        let cached = self.defs.borrow().get(&p).cloned();
+        if let Some(d) = cached {
+            if d.generation == crate::state::term::generation() {
+                return Some(d);
+            }
+            // Translated for an earlier member: rebuild its terms so they are shared.
+            let fresh = Rc::new(d.reinterned());
+            self.defs.borrow_mut().insert(p, fresh.clone());
+            return Some(fresh);
         }
         if self.translating {
             return None;
@@ -110,9 +148,21 @@ impl<'p> Verifier<'p> {
 
     /// Translate pure method `p` into its axioms (run on the translator).
     fn translate(&mut self, p: MemberRef) -> Definition {
+        self.target = Some(p);
+        let d = self.translate_target(p);
+        self.target = None;
+        d
+    }
+
+    fn translate_target(&mut self, p: MemberRef) -> Definition {
         let m = &self.prog.classes[p.class].members[p.member];
         let Some(f) = self.info.funcs.get(&p).cloned() else {
-            return Definition { formals: vec![], body: vec![], post: vec![] };
+            return Definition {
+                formals: vec![],
+                body: vec![],
+                post: vec![],
+                generation: crate::state::term::generation(),
+            };
         };
         let name = f.name.clone();
         let snap = Term::var(&format!("s#{name}"), Sort::Snap);
@@ -207,7 +257,7 @@ impl<'p> Verifier<'p> {
                 eprintln!("  {t}");
             }
         }
-        Definition { formals, body, post }
+        Definition { formals, body, post, generation: crate::state::term::generation() }
     }
 
     /// The guard of the path-condition entries in `[from, to)`: the conjunction of
@@ -246,6 +296,10 @@ impl<'p> Verifier<'p> {
         if self.instantiated.get(&key).is_some_and(|&k| k >= fuel) {
             return;
         }
+        if self.instances >= MAX_INSTANCES {
+            return;
+        }
+        self.instances += 1;
         let prev = self.instantiated.insert(key.clone(), fuel);
         self.inst_log.push((key, prev));
         self.record_app(app);
@@ -268,10 +322,27 @@ impl<'p> Verifier<'p> {
             self.assume_instance(t);
         }
         let nested_body = body && self.config.infer;
+        if depth >= MAX_CHAIN {
+            return;
+        }
         for n in nested {
+            let recursive = match n.op() {
+                Op::App(g) => self
+                    .info
+                    .func_members
+                    .get(&g.name)
+                    .is_some_and(|m| self.info.recursive.contains(m)),
+                _ => false,
+            };
             let built =
                 n.args().first().is_some_and(|s| matches!(s.op(), Op::Combine | Op::Wrap(_)));
-            let next = if built && depth < MAX_DEPTH { fuel.max(2) - 1 } else { fuel - 1 };
+            let next = if !recursive {
+                fuel
+            } else if built && depth < MAX_DEPTH {
+                fuel.max(2) - 1
+            } else {
+                fuel - 1
+            };
             self.instantiate(&n, next, nested_body, depth + 1);
         }
     }

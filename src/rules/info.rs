@@ -28,6 +28,14 @@ pub struct Info {
     /// those called in its contract and body, and in the bodies of the predicates
     /// these mention (transitively through predicates, not through pure methods).
     pub deps: HashMap<MemberRef, Vec<MemberRef>>,
+    /// The pure methods whose definitions can reach themselves through `deps`
+    /// (recursive, directly or not): only these need fuel to stop unrolling.
+    pub recursive: HashSet<MemberRef>,
+    /// The strongly connected component of each pure method in `deps`.
+    pub group: HashMap<MemberRef, usize>,
+    /// Pure-method definitions translated so far for this program (with and without
+    /// inference), shared by the members verified with this `Info`.
+    pub defs: [crate::rules::definition::Defs; 2],
 }
 
 impl Info {
@@ -40,6 +48,9 @@ impl Info {
             member_names: HashMap::new(),
             func_members: HashMap::new(),
             deps: HashMap::new(),
+            recursive: HashSet::new(),
+            group: HashMap::new(),
+            defs: Default::default(),
         };
         for (ci, c) in prog.classes.iter().enumerate() {
             for (mi, m) in c.members.iter().enumerate() {
@@ -83,11 +94,28 @@ impl Info {
             info.provides.insert(*p, out);
         }
         let funcs: Vec<MemberRef> = info.funcs.keys().copied().collect();
+        for f in &funcs {
+            let d = pure_deps(prog, &info, *f);
+            info.deps.insert(*f, d);
+        }
+        let mut order = funcs.clone();
+        order.sort();
+        info.group = components(&info.deps, &order);
         for f in funcs {
-            let d = pure_deps(prog, &info, f);
-            info.deps.insert(f, d);
+            let g = info.group.get(&f);
+            let self_call = info.deps.get(&f).is_some_and(|d| d.contains(&f));
+            let shared = info.group.iter().any(|(h, x)| *h != f && Some(x) == g);
+            if self_call || shared {
+                info.recursive.insert(f);
+            }
         }
         info
+    }
+
+    /// Are `a` and `b` the same pure method or mutually recursive (each reaches the
+    /// other through `deps`: one strongly connected component)?
+    pub fn same_group(&self, a: MemberRef, b: MemberRef) -> bool {
+        a == b || self.group.get(&a).is_some_and(|g| self.group.get(&b) == Some(g))
     }
 
     pub fn field(&self, class: usize, name: &str) -> Rc<str> {
@@ -186,8 +214,8 @@ pub fn calls_in(e: &Expr, out: &mut Vec<MemberRef>) {
 fn pure_deps(prog: &Program, info: &Info, f: MemberRef) -> Vec<MemberRef> {
     let mut seen: HashSet<MemberRef> = HashSet::new();
     let mut out = vec![];
+    // `f` is not marked seen: a call of `f` itself is a dependency (recursion).
     let mut todo = vec![f];
-    seen.insert(f);
     while let Some(m) = todo.pop() {
         let mem = &prog.classes[m.class].members[m.member];
         let mut calls = vec![];
@@ -209,4 +237,101 @@ fn pure_deps(prog: &Program, info: &Info, f: MemberRef) -> Vec<MemberRef> {
         }
     }
     out
+}
+
+/// Strongly connected components of `deps` over `nodes` (Tarjan's algorithm, without
+/// recursion): each node's component number.
+fn components(
+    deps: &HashMap<MemberRef, Vec<MemberRef>>,
+    nodes: &[MemberRef],
+) -> HashMap<MemberRef, usize> {
+    let mut index: HashMap<MemberRef, usize> = HashMap::new();
+    let mut low: HashMap<MemberRef, usize> = HashMap::new();
+    let mut on_stack: HashSet<MemberRef> = HashSet::new();
+    let mut stack: Vec<MemberRef> = vec![];
+    let mut comp: HashMap<MemberRef, usize> = HashMap::new();
+    let mut next = 0;
+    let empty = vec![];
+    for &root in nodes {
+        if index.contains_key(&root) {
+            continue;
+        }
+        // (node, position of its next child)
+        let mut work: Vec<(MemberRef, usize)> = vec![(root, 0)];
+        index.insert(root, next);
+        low.insert(root, next);
+        next += 1;
+        stack.push(root);
+        on_stack.insert(root);
+        while let Some(&(v, i)) = work.last() {
+            let children = deps.get(&v).unwrap_or(&empty);
+            if i < children.len() {
+                if let Some(top) = work.last_mut() {
+                    top.1 += 1;
+                }
+                let w = children[i];
+                if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(w) {
+                    slot.insert(next);
+                    low.insert(w, next);
+                    next += 1;
+                    stack.push(w);
+                    on_stack.insert(w);
+                    work.push((w, 0));
+                } else if on_stack.contains(&w) {
+                    let m = low[&v].min(index[&w]);
+                    low.insert(v, m);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some(&(u, _)) = work.last() {
+                let m = low[&u].min(low[&v]);
+                low.insert(u, m);
+            }
+            if low[&v] == index[&v] {
+                let id = comp.len();
+                while let Some(w) = stack.pop() {
+                    on_stack.remove(&w);
+                    comp.insert(w, id);
+                    if w == v {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    comp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Info;
+    use crate::syntax::ast::MemberRef;
+
+    #[test]
+    fn recursion_groups_follow_calls_through_predicates() {
+        let p = crate::driver::front_end(
+            "class A {
+               static pure int a(int n) { return n > 0 ? A.b(n - 1) : 0; }
+               static pure int b(int n) { return n > 0 ? A.a(n - 1) : 1; }
+               static pure int c(int n) { return n > 0 ? A.c(n - 1) : 2; }
+               static pure int d(int n) { return A.a(n); }
+               int f;
+               predicate p() { return acc(f) && e() >= 0; }
+               pure int e() requires acc(f); { return f; }
+               pure int g() requires p(); { return opening p() in f; }
+             }",
+        )
+        .expect("checks");
+        let info = Info::new(&p);
+        let m = |i| MemberRef { class: 0, member: i };
+        let (a, b, c, d, e, g) = (m(0), m(1), m(2), m(3), m(6), m(7));
+        for (f, rec) in [(a, true), (b, true), (c, true), (d, false), (e, false), (g, false)] {
+            assert_eq!(info.recursive.contains(&f), rec, "{f:?}");
+        }
+        assert!(info.same_group(a, b));
+        assert!(!info.same_group(a, c) && !info.same_group(d, a));
+        // `g`'s definition may mention `e` through the predicate it opens.
+        assert!(info.deps[&g].contains(&e));
+    }
 }

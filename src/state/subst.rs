@@ -58,6 +58,13 @@ impl Term {
         subst(self, map, &mut memo)
     }
 
+    /// `self` rebuilt node by node in this thread's current interner, so that it is
+    /// shared (pointer-equal) with the same term built anew after a reset.
+    pub fn reintern(&self) -> Term {
+        let mut memo: HashMap<u64, Term> = HashMap::new();
+        reintern(self, &mut memo)
+    }
+
     /// The symbols occurring in `self`, each once, in first-seen order.
     pub fn symbols(&self) -> Vec<Term> {
         let mut out = vec![];
@@ -91,6 +98,18 @@ impl Term {
         }
         out
     }
+}
+
+fn reintern(t: &Term, memo: &mut HashMap<u64, Term>) -> Term {
+    if let Some(r) = memo.get(&t.id()) {
+        return r.clone();
+    }
+    let r = stacker::maybe_grow(1 << 20, 64 << 20, || {
+        let args: Vec<Term> = t.args().iter().map(|a| reintern(a, memo)).collect();
+        Term::rebuild(t.op(), t.sort(), args)
+    });
+    memo.insert(t.id(), r.clone());
+    r
 }
 
 fn subst(t: &Term, map: &HashMap<Term, Term>, memo: &mut HashMap<u64, Term>) -> Term {

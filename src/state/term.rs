@@ -144,6 +144,7 @@ impl Ord for Term {
 struct Interner {
     table: HashMap<(Op, Box<[u64]>), Term>,
     next_id: u64,
+    generation: u64,
 }
 
 thread_local! {
@@ -151,9 +152,19 @@ thread_local! {
 }
 
 /// Forget every interned term of this thread (between members). Terms still alive
-/// stay valid but will no longer be shared with new ones.
+/// stay valid but will no longer be shared with new ones (see `generation`).
 pub fn reset_interner() {
-    INTERNER.with(|i| i.borrow_mut().table.clear());
+    INTERNER.with(|i| {
+        let mut i = i.borrow_mut();
+        i.table.clear();
+        i.generation += 1;
+    });
+}
+
+/// How many times this thread's interner was reset: a term kept across a reset
+/// (a cached definition) must be rebuilt (`Term::reintern`) to be shared again.
+pub fn generation() -> u64 {
+    INTERNER.with(|i| i.borrow().generation)
 }
 
 fn mk(op: Op, sort: Sort, args: Vec<Term>) -> Term {

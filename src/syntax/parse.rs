@@ -19,6 +19,10 @@ lalrpop_util::lalrpop_mod!(
 
 /// The deepest nesting of expressions, statements and blocks accepted.
 pub const MAX_DEPTH: u32 = 500;
+/// A link of a flat chain of one operator (`a && b && c`, `a + b + c`, `else if`)
+/// counts 1/`CHAIN_LINKS_PER_LEVEL` of a nesting level: generated specifications
+/// chain thousands of conjuncts without nesting anything.
+pub const CHAIN_LINKS_PER_LEVEL: u32 = 64;
 
 /// Parse one source text into an (unchecked) program.
 pub fn parse(src: &str) -> Result<Program, Vec<InputError>> {
@@ -150,11 +154,18 @@ pub mod build {
     /// stood in for in the tree by a `null` with the same span.
     pub type News = Vec<(Span, Rhs)>;
 
+    /// Depths are counted in units: a nesting level is `CHAIN_LINKS_PER_LEVEL` units, a
+    /// link of a flat chain of one operator one unit.
+    const LEVEL: u32 = super::CHAIN_LINKS_PER_LEVEL;
+
     fn depth<'a>(d: u32, span: Span) -> R<'a, u32> {
-        if d > MAX_DEPTH {
+        if d > MAX_DEPTH * LEVEL {
             Err(ParseError::User {
                 error: InputError::parse(
-                    format!("nesting too deep (more than {MAX_DEPTH} levels)"),
+                    format!(
+                        "nesting too deep (more than {MAX_DEPTH} levels, or a chain of more than {} operators)",
+                        MAX_DEPTH * LEVEL
+                    ),
                     span,
                     "nested too deeply",
                 ),
@@ -179,7 +190,7 @@ pub mod build {
         r: usize,
     ) -> R<'a, PE> {
         let span = Span::new(l, r);
-        Ok((Expr::new(f(Box::new(e.0)), span), depth(e.1 + 1, span)?))
+        Ok((Expr::new(f(Box::new(e.0)), span), depth(e.1 + LEVEL, span)?))
     }
 
     pub fn node2<'a>(
@@ -190,18 +201,30 @@ pub mod build {
         r: usize,
     ) -> R<'a, PE> {
         let span = Span::new(l, r);
-        let d = depth(a.1.max(c.1) + 1, span)?;
+        let d = depth(a.1.max(c.1) + LEVEL, span)?;
         Ok((Expr::new(f(Box::new(a.0), Box::new(c.0)), span), d))
     }
 
     pub fn bin<'a>(a: PE, op: BinOp, c: PE) -> R<'a, PE> {
         let (l, r) = (a.0.span.start as usize, c.0.span.end as usize);
+        let same = |e: &Expr| matches!(&e.kind, ExprKind::Binary { op: o, .. } if *o == op);
+        // `==>` associates to the right, every other operator to the left.
+        let link = if op == BinOp::Implies { same(&c.0) } else { same(&a.0) };
+        if link {
+            // A link of a flat chain (left- or right-associative).
+            let span = Span::new(l, r);
+            let d = depth(a.1.max(c.1) + 1, span)?;
+            return Ok((
+                Expr::new(ExprKind::Binary { op, l: Box::new(a.0), r: Box::new(c.0) }, span),
+                d,
+            ));
+        }
         node2(|l, r| ExprKind::Binary { op, l, r }, a, c, l, r)
     }
 
     pub fn cond<'a>(c: PE, a: PE, b: PE, l: usize, r: usize) -> R<'a, PE> {
         let span = Span::new(l, r);
-        let d = depth(c.1.max(a.1).max(b.1) + 1, span)?;
+        let d = depth(c.1.max(a.1).max(b.1) + LEVEL, span)?;
         let kind = ExprKind::Cond { c: Box::new(c.0), a: Box::new(a.0), b: Box::new(b.0) };
         Ok((Expr::new(kind, span), d))
     }
@@ -213,7 +236,7 @@ pub mod build {
     pub fn call<'a>(recv: Option<PE>, name: Ident, args: Vec<PE>, l: usize, r: usize) -> R<'a, PE> {
         let span = Span::new(l, r);
         let inner = args.iter().map(|a| a.1).chain(recv.as_ref().map(|e| e.1)).max().unwrap_or(0);
-        let d = depth(inner + 1, span)?;
+        let d = depth(inner + LEVEL, span)?;
         let recv = match recv {
             Some(e) => CallRecv::Expr(Box::new(e.0)),
             None => CallRecv::Implicit,
@@ -224,7 +247,7 @@ pub mod build {
 
     pub fn new_object(news: &mut News, class: Ident, args: Vec<PE>, l: usize, r: usize) -> PE {
         let span = Span::new(l, r);
-        let d = args.iter().map(|a| a.1).max().unwrap_or(0) + 1;
+        let d = args.iter().map(|a| a.1).max().unwrap_or(0) + LEVEL;
         let args = args.into_iter().map(|a| a.0).collect();
         news.push((span, Rhs::New { class, args, span }));
         (Expr::new(ExprKind::Null, span), d)
@@ -233,7 +256,7 @@ pub mod build {
     pub fn new_array(news: &mut News, elem: Type, len: PE, l: usize, r: usize) -> PE {
         let span = Span::new(l, r);
         news.push((span, Rhs::NewArray { elem, len: Box::new(len.0), span }));
-        (Expr::new(ExprKind::Null, span), len.1 + 1)
+        (Expr::new(ExprKind::Null, span), len.1 + LEVEL)
     }
 
     /// The right side of a declaration or assignment: a parked `new` if `e` stands for it.
@@ -249,7 +272,7 @@ pub mod build {
 
     fn stmt<'a>(kind: StmtKind, d: u32, l: usize, r: usize) -> R<'a, PS> {
         let span = Span::new(l, r);
-        Ok((Stmt { kind, span }, depth(d + 1, span)?))
+        Ok((Stmt { kind, span }, depth(d + LEVEL, span)?))
     }
 
     pub fn local<'a>(
@@ -309,8 +332,15 @@ pub mod build {
 
     pub fn if_stmt<'a>(cond: PE, then: PB, els: Option<PS>, l: usize, r: usize) -> R<'a, PS> {
         let d = cond.1.max(then.1).max(els.as_ref().map_or(0, |s| s.1));
+        let else_if = matches!(&els, Some((Stmt { kind: StmtKind::If { .. }, .. }, _)));
         let els = els.map(|s| Box::new(s.0));
-        stmt(StmtKind::If { cond: cond.0, then: then.0, els }, d, l, r)
+        let kind = StmtKind::If { cond: cond.0, then: then.0, els };
+        if else_if {
+            // `else if`: a link of a flat chain.
+            let span = Span::new(l, r);
+            return Ok((Stmt { kind, span }, depth(d + 1, span)?));
+        }
+        stmt(kind, d, l, r)
     }
 
     pub fn block_stmt<'a>(b: PB) -> R<'a, PS> {
@@ -320,7 +350,7 @@ pub mod build {
 
     pub fn block<'a>(ss: Vec<PS>, l: usize, r: usize) -> R<'a, PB> {
         let span = Span::new(l, r);
-        let d = depth(ss.iter().map(|s| s.1).max().unwrap_or(0) + 1, span)?;
+        let d = depth(ss.iter().map(|s| s.1).max().unwrap_or(0) + LEVEL, span)?;
         Ok((Block { stmts: ss.into_iter().map(|s| s.0).collect(), span }, d))
     }
 

@@ -29,6 +29,37 @@ pub fn verify_member(
     verify_member_with(program, &info, member, config)
 }
 
+thread_local! {
+    /// The `Info` of the program this thread verified last, with the key the caller
+    /// gave it: the members of one program share it (and its definitions).
+    static LAST_INFO: std::cell::RefCell<Option<(u64, std::rc::Rc<Info>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// As `verify_member`, for a caller that verifies many members of one program:
+/// `key` identifies the program (unique in the process, e.g. from a counter), and
+/// per-program work (its `Info`, its pure methods' definitions) is done once per
+/// thread, not once per member.
+pub fn verify_member_keyed(
+    program: &Program,
+    key: u64,
+    member: MemberRef,
+    config: &Config,
+) -> Result<MemberResult, String> {
+    let info = LAST_INFO.with(|c| {
+        let mut c = c.borrow_mut();
+        match &*c {
+            Some((k, info)) if *k == key => info.clone(),
+            _ => {
+                let info = std::rc::Rc::new(Info::new(program));
+                *c = Some((key, info.clone()));
+                info
+            }
+        }
+    });
+    verify_member_with(program, &info, member, config)
+}
+
 /// As `verify_member`, with the program's `Info` computed once by the caller.
 pub fn verify_member_with(
     program: &Program,
