@@ -16,6 +16,8 @@
 //! verdict and prints how many programs it took, `DIFF_FUZZ_SAVE_FALSE=1` writes the
 //! programs of false alarms to `target/differential/` too).
 
+#[path = "differential/replay_check.rs"]
+mod replay_check;
 #[path = "differential/shapes.rs"]
 mod shapes;
 
@@ -93,18 +95,6 @@ fn member_name(p: &Program, m: MemberRef) -> String {
     } else {
         format!("{}.{}", c.name.name, mem.name.name)
     }
-}
-
-/// Does a counterexample of the member's failures replay concretely (the failure is
-/// real, the random inputs only missed it)?
-fn replay_confirms(program: &Program, src: &str, member: MemberRef) -> bool {
-    let config = Config { timeout: Some(5.0), counterexample: true, ..Config::default() };
-    let r = catch_unwind(AssertUnwindSafe(|| {
-        let mut res = verify_member(program, member, &config).ok()?;
-        idf_verify::replay::replay_member(program, src, &mut res);
-        Some(res.errors.iter().any(|e| e.replay.as_ref().is_some_and(|r| r.confirmed)))
-    }));
-    matches!(r, Ok(Some(true)))
 }
 
 /// Verify every member of one program and run the verified ones concretely.
@@ -188,7 +178,7 @@ fn check_program(index: usize, seed: u64, runs: usize) -> (Tally, Vec<Unsound>) 
             t.checked += 1;
         }
         let failed = verdicts.get(&member) == Some(&Status::Failed);
-        if failed && accepted > 0 && all_passed && !replay_confirms(&program, &src, member) {
+        if failed && accepted > 0 && all_passed && !replay_check::confirms(&program, &src, member) {
             t.false_alarms += 1;
             if std::env::var("DIFF_FUZZ_SAVE_FALSE").is_ok() {
                 let dir =
