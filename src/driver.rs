@@ -384,9 +384,11 @@ pub fn run_streaming(paths: &[PathBuf], opts: &Options, sink: &mut dyn FnMut(Eve
                         scopes[fi] = Some(selected.iter().map(|(m, _)| span(m)).collect());
                     }
                     let key = next_program_key();
+                    let text = std::sync::Arc::new(sources[fi].text.clone());
                     work.extend(selected.into_iter().map(|(member, name)| crate::schedule::Item {
                         file: fi,
                         program: program.clone(),
+                        text: text.clone(),
                         key,
                         member,
                         name,

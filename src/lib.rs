@@ -3,9 +3,12 @@
 pub mod check;
 pub mod decider;
 pub mod driver;
+pub mod interp;
+pub mod replay;
 pub mod report;
 pub mod rules;
 pub mod schedule;
 pub mod state;
 pub mod syntax;
+pub mod testing;
 pub mod verify;

@@ -71,6 +71,46 @@ struct Cli {
 const MAX_TIMEOUT: f64 = 7.0 * 24.0 * 3600.0;
 const MAX_JOBS: usize = 256;
 
+/// `idf-verify test PATHS`: run every member concretely on random input states.
+#[derive(Parser, Debug)]
+#[command(name = "idf-verify test")]
+struct TestCli {
+    /// Files, or folders searched recursively for *.jv.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Input states tried per member.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    runs: u64,
+    /// Seed of the input generator.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    seed: u64,
+    /// Run only this member (repeatable); the constructor is `Class.new`.
+    #[arg(long = "method", value_name = "Class.member")]
+    methods: Vec<String>,
+}
+
+/// `idf-verify test ...`: 0 no concrete failure, 1 some, 2 input errors.
+fn test_main(args: Vec<std::ffi::OsString>) -> i32 {
+    let cli = TestCli::try_parse_from(args).unwrap_or_else(|e| e.exit());
+    let opts = idf_verify::testing::TestOptions {
+        paths: cli.paths,
+        runs: cli.runs,
+        seed: cli.seed,
+        methods: cli.methods,
+    };
+    let sum = driver::with_big_stack(|| {
+        let mut out = std::io::stdout().lock();
+        idf_verify::testing::run_tests(&opts, &mut out)
+    });
+    if sum.input_errors > 0 {
+        2
+    } else if sum.failures > 0 {
+        1
+    } else {
+        0
+    }
+}
+
 fn parse_timeout(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(t) if t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT => Ok(t),
@@ -118,6 +158,10 @@ fn install_interrupt_handler() {
 }
 
 fn real_main() -> i32 {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "test") {
+        return test_main(args.into_iter().skip(1).collect());
+    }
     let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
     install_interrupt_handler();
     let opts = Options {

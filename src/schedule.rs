@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 pub struct Item {
     pub file: usize,
     pub program: Arc<Program>,
+    /// Its source text (for replaying counterexamples).
+    pub text: Arc<String>,
     /// The program's key for per-program caches (`verify::verify_member_keyed`).
     pub key: u64,
     pub member: MemberRef,
@@ -60,13 +62,31 @@ fn spawn_worker(
                     r.insert(wi, Instant::now());
                 }
                 let it = &items[wi];
-                let outcome = verify_one(&it.program, it.key, it.member, &it.name, &config);
+                let outcome = verify_and_replay(it, &config);
                 if tx.send((wi, outcome)).is_err() {
                     return;
                 }
             }
         })
         .is_ok()
+}
+
+/// Verify one member; with `--counterexample`, replay each model's entry state
+/// concretely (`replay`).
+fn verify_and_replay(it: &Item, config: &Config) -> MemberOutcome {
+    let mut outcome = verify_one(&it.program, it.key, it.member, &it.name, config);
+    if config.counterexample
+        && let MemberOutcome::Done(r) = &mut outcome
+    {
+        let mut replayed = r.clone();
+        let ok = crate::driver::catch_panic(|| {
+            crate::replay::replay_member(&it.program, &it.text, &mut replayed)
+        });
+        if ok.is_ok() {
+            *r = replayed;
+        }
+    }
+    outcome
 }
 
 /// The outcome of a member abandoned past its budget (or the run's deadline).
@@ -95,6 +115,8 @@ fn abandoned(it: &Item, elapsed: Duration, run_deadline: bool) -> MemberOutcome 
             notes: vec![],
             trace: None,
             counterexample: None,
+            entry: None,
+            replay: None,
         }],
         warnings: vec![],
         time_ms: if run_deadline { 0.0 } else { elapsed.as_secs_f64() * 1000.0 },
@@ -133,7 +155,7 @@ pub fn run_members(
     if workers == 0 {
         // No thread could be made: verify here, in order.
         for (wi, it) in items.iter().enumerate() {
-            done(wi, verify_one(&it.program, it.key, it.member, &it.name, config));
+            done(wi, verify_and_replay(it, config));
         }
         return false;
     }

@@ -233,6 +233,16 @@ pub fn verification_diagnostic(e: &VerificationError, lines: &Lines<'_>) -> Diag
     if let Some(cex) = &e.counterexample {
         notes.push(format!("counterexample:\n{}", cex.join("\n")));
     }
+    if let Some(r) = &e.replay {
+        if r.confirmed {
+            notes.push(format!("confirmed by execution from {}", r.inputs));
+        } else {
+            notes.push(format!(
+                "not reproduced by execution from {}: {} (the failure may be an incompleteness)",
+                r.inputs, r.outcome
+            ));
+        }
+    }
     if let Some(trace) = &e.trace {
         let mut s = String::from("trace of the failing path:");
         for t in trace {

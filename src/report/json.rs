@@ -64,6 +64,15 @@ pub struct ErrorJson<'a> {
     pub trace: Option<Vec<TraceEntry>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counterexample: Option<&'a [String]>,
+    /// `confirmed` or `not-reproduced`: the counterexample's entry state run concretely.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<&'static str>,
+    /// The entry state the replay ran from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_inputs: Option<&'a str>,
+    /// What the replay did instead, when not confirmed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_outcome: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -122,6 +131,9 @@ fn error<'a>(e: &'a VerificationError, lines: &Lines<'_>) -> ErrorJson<'a> {
         column,
         trace,
         counterexample: e.counterexample.as_deref(),
+        replay: e.replay.as_ref().map(|r| if r.confirmed { "confirmed" } else { "not-reproduced" }),
+        replay_inputs: e.replay.as_ref().map(|r| r.inputs.as_str()),
+        replay_outcome: e.replay.as_ref().filter(|r| !r.confirmed).map(|r| r.outcome.as_str()),
     }
 }
 
@@ -158,6 +170,9 @@ fn internal<'a>(
         column,
         trace: None,
         counterexample: None,
+        replay: None,
+        replay_inputs: None,
+        replay_outcome: None,
     };
     MemberJson {
         name,

@@ -91,6 +91,8 @@ pub struct Leaf<T> {
 
 pub struct Verifier<'p> {
     pub prog: &'p Program,
+    /// The member being verified (for counterexamples of its entry state).
+    pub member: Option<crate::syntax::ast::MemberRef>,
     pub info: &'p Info,
     pub dec: Decider,
     pub config: Config,
@@ -203,6 +205,7 @@ impl<'p> Verifier<'p> {
         let defs = info.defs[usize::from(config.infer)].clone();
         Verifier {
             prog,
+            member: None,
             info,
             dec: Decider::new(timeout),
             config,
@@ -298,6 +301,8 @@ impl<'p> Verifier<'p> {
                     notes: vec![],
                     trace: None,
                     counterexample: None,
+                    entry: None,
+                    replay: None,
                 },
             });
             return true;
@@ -351,6 +356,8 @@ impl<'p> Verifier<'p> {
                 notes,
                 trace,
                 counterexample: None,
+                entry: None,
+                replay: None,
             },
         });
         true
@@ -362,8 +369,11 @@ impl<'p> Verifier<'p> {
             return;
         }
         let cex = crate::rules::show::counterexample(self, state, goal);
-        if let Some(f) = self.failures.last_mut() {
-            f.err.counterexample = cex;
+        if let Some(f) = self.failures.last_mut()
+            && let Some((lines, entry)) = cex
+        {
+            f.err.counterexample = Some(lines);
+            f.err.entry = entry;
         }
     }
 

@@ -9,6 +9,7 @@ use crate::state::State;
 use crate::state::chunk::ChunkKind;
 use crate::state::term::{Sort, Term};
 use crate::syntax::ast::{CallRecv, Expr, ExprKind, UnOp};
+use crate::verify::{EntryModel, ModelValue};
 
 /// The opening words of a message for a failure reported with `id`.
 pub fn describe(id: &str, conjunct: &str) -> String {
@@ -184,8 +185,14 @@ fn name_of(state: &State, t: &Term) -> String {
 }
 
 /// Concrete values, from a model of the path condition and the negated `goal`, of
-/// the store's variables and the heap's fields, in source terms (`c.x = 4`).
-pub fn counterexample(v: &mut Verifier<'_>, state: &State, goal: &Term) -> Option<Vec<String>> {
+/// the store's variables and the heap's fields, in source terms (`c.x = 4`); and the
+/// same model's values of the member's entry state (its `this` and parameters, and
+/// the fields and array lengths of the heap on entry), for replaying it.
+pub fn counterexample(
+    v: &mut Verifier<'_>,
+    state: &State,
+    goal: &Term,
+) -> Option<(Vec<String>, Option<EntryModel>)> {
     let mut labels = vec![];
     let mut terms = vec![];
     let mut classes = vec![];
@@ -205,25 +212,60 @@ pub fn counterexample(v: &mut Verifier<'_>, state: &State, goal: &Term) -> Optio
     }
     // Pure-method applications in the goal.
     collect_apps(goal, &mut terms, &mut labels, &mut std::collections::HashSet::new());
+    let shown = terms.len();
+    // The entry state: the member's entry symbols and the old heap's chunks.
+    let mut store = vec![];
+    if let Some(r) = v.member {
+        let m = &v.prog.classes[r.class].members[r.member];
+        if !m.is_static {
+            store.push(("this".to_string(), Sort::Ref));
+        }
+        for p in &m.params {
+            store.push((p.name.name.clone(), crate::rules::sort_of(&p.ty)));
+        }
+    }
+    store.retain(|(_, s)| matches!(s, Sort::Int | Sort::Bool | Sort::Ref));
+    for (x, sort) in &store {
+        terms.push(Term::var(x, *sort));
+    }
+    let mut fields = vec![];
+    let mut lengths = vec![];
+    for c in state.old.iter() {
+        match (&c.kind, &c.recv) {
+            (ChunkKind::Field(name), Some(r))
+                if matches!(c.value.sort(), Sort::Int | Sort::Bool | Sort::Ref) =>
+            {
+                fields.push(name.to_string());
+                terms.push(r.clone());
+                terms.push(c.value.clone());
+            }
+            (ChunkKind::Array, Some(r)) => {
+                lengths.push(());
+                terms.push(r.clone());
+                terms.push(Term::len(r.clone()));
+            }
+            _ => {}
+        }
+    }
     let values = v.dec.model_values(&Term::not(goal.clone()), &terms)?;
     let mut out = vec![];
     // Objects are numbered in the order this counterexample first shows them (Z3's own
     // numbers depend on what else the solver saw).
     let mut objects: Vec<String> = vec![];
-    for (i, ((l, t), val)) in labels.iter().zip(&terms).zip(values).enumerate() {
+    for (i, ((l, t), val)) in labels.iter().zip(&terms).zip(&values).take(shown).enumerate() {
         if let Some(val) = val {
             let val = if t.sort() == Sort::Ref {
                 if val == "null" {
-                    val
+                    val.clone()
                 } else {
-                    let k = objects.iter().position(|o| *o == val).unwrap_or_else(|| {
+                    let k = objects.iter().position(|o| o == val).unwrap_or_else(|| {
                         objects.push(val.clone());
                         objects.len() - 1
                     });
                     format!("object#{k}")
                 }
             } else {
-                readable_int(&val)
+                readable_int(val)
             };
             // The object's class, where the path condition says it (section 10).
             match classes.get(i).cloned().flatten() {
@@ -232,7 +274,48 @@ pub fn counterexample(v: &mut Verifier<'_>, state: &State, goal: &Term) -> Optio
             }
         }
     }
-    Some(out)
+    let model = |i: usize| -> Option<ModelValue> {
+        let t = terms.get(i)?;
+        let raw = values.get(i)?.as_ref()?;
+        Some(match t.sort() {
+            Sort::Bool => ModelValue::Bool(raw == "true"),
+            Sort::Int => ModelValue::Int(readable_int(raw)),
+            _ if raw == "null" => ModelValue::Null,
+            _ => ModelValue::Ref(raw.clone()),
+        })
+    };
+    let mut entry = EntryModel::default();
+    let mut i = shown;
+    for (x, _) in &store {
+        if let Some(val) = model(i) {
+            entry.store.push((x.clone(), val));
+        }
+        i += 1;
+    }
+    let mut f = fields.into_iter();
+    let mut l = lengths.into_iter();
+    for c in state.old.iter() {
+        match (&c.kind, &c.recv) {
+            (ChunkKind::Field(_), Some(_))
+                if matches!(c.value.sort(), Sort::Int | Sort::Bool | Sort::Ref) =>
+            {
+                let name = f.next().unwrap_or_default();
+                if let (Some(r), Some(val)) = (model(i), model(i + 1)) {
+                    entry.fields.push((r, name, val));
+                }
+                i += 2;
+            }
+            (ChunkKind::Array, Some(_)) => {
+                l.next();
+                if let (Some(r), Some(n)) = (model(i), model(i + 1)) {
+                    entry.lengths.push((r, n));
+                }
+                i += 2;
+            }
+            _ => {}
+        }
+    }
+    Some((out, v.member.map(|_| entry)))
 }
 
 /// Z3 prints negative numbers as `(- 1)`.

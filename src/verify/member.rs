@@ -33,6 +33,7 @@ impl<'p> Verifier<'p> {
 
     /// Check member `r`; failures accumulate in `self.failures`.
     pub fn verify(&mut self, r: MemberRef) {
+        self.member = Some(r);
         let m = &self.prog.classes[r.class].members[r.member];
         self.collect_local_types(r);
         self.translate_all();

@@ -9,7 +9,10 @@ pub mod member;
 pub mod refine;
 pub mod result;
 
-pub use result::{Config, MemberResult, Stats, Status, TraceEntry, VerificationError};
+pub use result::{
+    Config, EntryModel, MemberResult, ModelValue, Replay, Stats, Status, TraceEntry,
+    VerificationError,
+};
 
 use crate::rules::Verifier;
 use crate::rules::info::Info;
@@ -103,6 +106,8 @@ pub fn verify_member_with(
             notes: vec![],
             trace: None,
             counterexample: None,
+            entry: None,
+            replay: None,
         });
     }
     for e in errors.iter_mut().filter(|e| e.id == "verification.timeout") {
@@ -157,6 +162,8 @@ fn smoke(v: &Verifier<'_>, m: &crate::syntax::ast::Member, name: &str) -> Vec<Ve
         notes: vec![],
         trace: None,
         counterexample: None,
+        entry: None,
+        replay: None,
     };
     let mut out = vec![];
     if v.ends == 0 {

@@ -78,6 +78,42 @@ pub struct VerificationError {
     pub trace: Option<Vec<TraceEntry>>,
     /// `name = value` lines from a Z3 model.
     pub counterexample: Option<Vec<String>>,
+    /// The same model's values of the member's entry state (for replaying it).
+    pub entry: Option<EntryModel>,
+    /// What running the member from that entry state did (filled by the driver).
+    pub replay: Option<Replay>,
+}
+
+/// A value in a model, as the solver printed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelValue {
+    Int(String),
+    Bool(bool),
+    Null,
+    /// An object, by the model's name for it.
+    Ref(String),
+}
+
+/// A model's values of a member's entry state: `this` and the parameters, and the
+/// fields and array lengths the state held on entry (after its precondition).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EntryModel {
+    pub store: Vec<(String, ModelValue)>,
+    /// (receiver, `Class.field`, value).
+    pub fields: Vec<(ModelValue, String, ModelValue)>,
+    /// (array, length).
+    pub lengths: Vec<(ModelValue, ModelValue)>,
+}
+
+/// A counterexample replayed by the concrete interpreter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replay {
+    /// The run failed with the same id on the same line.
+    pub confirmed: bool,
+    /// The entry state it ran from, readably.
+    pub inputs: String,
+    /// What the run did instead, when not confirmed.
+    pub outcome: String,
 }
 
 /// Per-member statistics (`--stats`).

@@ -1,0 +1,448 @@
+//! Statements on concrete states: locals, assignments (field writes open the
+//! instances that fold the location), calls (the precondition's permissions move to
+//! the callee, the postcondition's back), `new`, loops with invariants, `join`, and
+//! the ghost statements `open`, `close`, `use`.
+//!
+//! Architecture invariant: a raw failure is finalized by the statement it happened in
+//! (its reason is the id) or by the consumed assertion it happened in (that
+//! assertion's id), always for the member of the current activation. Loops and joins
+//! keep exactly the permissions the verifier keeps: a loop body holds only what its
+//! invariant gave (the rest of the caller's bag waits outside), and after `join A` the
+//! activation holds only what `A` consumed.
+
+use super::assertion::Consumed;
+use super::error::{Ctx, R, Stop, raw};
+use super::eval::{negative, truth};
+use super::perm::{Bag, Loc};
+use super::value::{ObjKind, Object, Value, mentions_old};
+use super::{Cx, Frame, Interp, Old, grow};
+use crate::syntax::ast::{
+    Body, Expr, ExprKind, MemberKind, MemberRef, Rhs, Span, Stmt, StmtKind, Type,
+};
+use num_traits::ToPrimitive;
+use std::rc::Rc;
+
+/// How a statement ended.
+pub enum Flow {
+    Normal,
+    Return(Option<Value>),
+}
+
+/// Does any statement mention `old` or `untouched`?
+pub fn stmts_mention_old(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|st| match &st.kind {
+        StmtKind::Local { init, .. } => init.as_ref().is_some_and(rhs_mentions_old),
+        StmtKind::Assign { lhs, rhs } => mentions_old(lhs) || rhs_mentions_old(rhs),
+        StmtKind::Call(e)
+        | StmtKind::Assert(e)
+        | StmtKind::Open(e)
+        | StmtKind::Close(e)
+        | StmtKind::Use(e)
+        | StmtKind::Join(e) => mentions_old(e),
+        StmtKind::If { cond, then, els } => {
+            mentions_old(cond)
+                || stmts_mention_old(&then.stmts)
+                || els.as_ref().is_some_and(|s| stmts_mention_old(std::slice::from_ref(&**s)))
+        }
+        StmtKind::While { cond, invariants, body } => {
+            mentions_old(cond)
+                || invariants.iter().any(mentions_old)
+                || stmts_mention_old(&body.stmts)
+        }
+        StmtKind::Return(e) => e.as_ref().is_some_and(mentions_old),
+        StmtKind::Block(b) => stmts_mention_old(&b.stmts),
+    })
+}
+
+fn rhs_mentions_old(r: &Rhs) -> bool {
+    match r {
+        Rhs::Expr(e) => mentions_old(e),
+        Rhs::New { args, .. } => args.iter().any(mentions_old),
+        Rhs::NewArray { len, .. } => mentions_old(len),
+    }
+}
+
+impl<'p> Interp<'p> {
+    /// Evaluate `e` in the frame's state (a raw failure stays raw).
+    fn eval_in_frame(&self, f: &Frame, e: &'p Expr) -> R<Value> {
+        let view = [&f.bag];
+        let cx = Cx { heap: &self.heap, view: &view, locals: &f.locals, old: f.old.as_deref() };
+        self.eval(&cx, e)
+    }
+
+    /// Consume `es` from the frame's bag under `ctx`; returns what was removed.
+    fn consume_in_frame(
+        &self,
+        f: &mut Frame,
+        es: &'p [Expr],
+        ctx: Ctx,
+        remove: bool,
+    ) -> R<Consumed> {
+        let before = f.bag.clone();
+        let view = [&before];
+        let cx = Cx { heap: &self.heap, view: &view, locals: &f.locals, old: f.old.as_deref() };
+        let mut out = Consumed::default();
+        let mut scratch;
+        let h2 = if remove {
+            &mut f.bag
+        } else {
+            scratch = before.clone();
+            &mut scratch
+        };
+        self.consume_all(&cx, es, h2, &mut out).map_err(|s| s.in_assertion(ctx, f.member))?;
+        Ok(out)
+    }
+
+    /// Run a method or constructor body from its entry state, then consume its
+    /// postcondition (with `result` bound); returns the result and the consumed
+    /// postcondition's permissions.
+    pub fn run_body(&mut self, f: &mut Frame) -> R<(Value, Bag)> {
+        let Some(m) = self.member(f.member) else {
+            return Err(Stop::Fail(super::Failure {
+                id: "internal.error",
+                reason: "internal.error",
+                span: Span::default(),
+                member: f.member,
+                message: "no such member".into(),
+            }));
+        };
+        let Body::Block(b) = &m.body else {
+            return Ok((Value::Null, Bag::default()));
+        };
+        let result = match self.exec_block(f, &b.stmts)? {
+            Flow::Return(Some(v)) => v,
+            _ => match m.kind {
+                MemberKind::Constructor => f.locals.get("this").cloned().unwrap_or(Value::Null),
+                _ => Value::default_of(&m.ty),
+            },
+        };
+        // The postcondition sees the parameters as passed, and `result`.
+        let mut post = f.entry.clone();
+        if m.ty != Type::Void {
+            post.insert("result".into(), result.clone());
+        }
+        std::mem::swap(&mut f.locals, &mut post);
+        let ctx = Ctx { id: "postcondition.violated", call: None };
+        let got = self.consume_in_frame(f, &m.ensures, ctx, true);
+        std::mem::swap(&mut f.locals, &mut post);
+        Ok((result, got?.bag))
+    }
+
+    fn exec_block(&mut self, f: &mut Frame, stmts: &'p [Stmt]) -> R<Flow> {
+        for st in stmts {
+            if let Flow::Return(v) = self.exec(f, st)? {
+                return Ok(Flow::Return(v));
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec(&mut self, f: &mut Frame, st: &'p Stmt) -> R<Flow> {
+        self.tick()?;
+        let _g = self.enter()?;
+        let member = f.member;
+        grow(|| self.exec_kind(f, st)).map_err(|s| s.in_stmt(member))
+    }
+
+    fn exec_kind(&mut self, f: &mut Frame, st: &'p Stmt) -> R<Flow> {
+        match &st.kind {
+            StmtKind::Local { ty, name, init } => {
+                let v = match init {
+                    None => Value::default_of(ty),
+                    Some(rhs) => self.rhs(f, rhs)?,
+                };
+                f.locals.insert(name.name.clone(), v);
+            }
+            StmtKind::Assign { lhs, rhs } => self.assign(f, lhs, rhs)?,
+            StmtKind::Call(e) => {
+                self.call(f, e)?;
+            }
+            StmtKind::If { cond, then, els } => {
+                if truth(&self.eval_in_frame(f, cond)?) {
+                    return self.exec_block(f, &then.stmts);
+                } else if let Some(els) = els {
+                    return self.exec(f, els);
+                }
+            }
+            StmtKind::While { cond, invariants, body } => {
+                return self.exec_while(f, cond, invariants, &body.stmts);
+            }
+            StmtKind::Assert(a) => {
+                let ctx = Ctx { id: "assert.failed", call: None };
+                self.consume_in_frame(f, std::slice::from_ref(a), ctx, false)?;
+            }
+            StmtKind::Open(call) => {
+                let (p, args) = {
+                    let view = [&f.bag];
+                    let cx = Cx { heap: &self.heap, view: &view, locals: &f.locals, old: None };
+                    self.instance_args(&cx, call, Some(("receiver.null", st.span)))?
+                };
+                match f.bag.take_instance(p, &args) {
+                    Some(inst) => f.bag.merge(inst.contents),
+                    None => return raw("open.failed", st.span, "no predicate instance to open"),
+                }
+            }
+            StmtKind::Close(call) => {
+                let (p, args) = {
+                    let view = [&f.bag];
+                    let cx = Cx { heap: &self.heap, view: &view, locals: &f.locals, old: None };
+                    self.instance_args(&cx, call, Some(("receiver.null", st.span)))?
+                };
+                let ctx = Ctx { id: "close.failed", call: Some(st.span) };
+                let Some(body) = self.body_of(p) else {
+                    return raw("internal.error", st.span, "a predicate without a body");
+                };
+                let locals = self.pred_locals(p, &args);
+                let before = f.bag.clone();
+                let view = [&before];
+                let cx = Cx { heap: &self.heap, view: &view, locals: &locals, old: None };
+                let mut got = Consumed::default();
+                self.consume(&cx, body, &mut f.bag, &mut got)
+                    .map_err(|s| s.in_assertion(ctx, f.member))?;
+                f.bag.preds.push(super::perm::Instance { pred: p, args, contents: got.bag });
+            }
+            StmtKind::Use(call) => {
+                self.eval_in_frame(f, call)?;
+            }
+            StmtKind::Join(a) => {
+                let ctx = Ctx { id: "join.failed", call: None };
+                let got = self.consume_in_frame(f, std::slice::from_ref(a), ctx, true)?;
+                // What the join's assertion did not take is dropped.
+                f.bag = got.bag;
+            }
+            StmtKind::Return(None) => return Ok(Flow::Return(None)),
+            StmtKind::Return(Some(e)) => {
+                let v = if self.is_method_call(e) {
+                    self.call(f, e)?
+                } else {
+                    self.eval_in_frame(f, e)?
+                };
+                return Ok(Flow::Return(Some(v)));
+            }
+            StmtKind::Block(b) => return self.exec_block(f, &b.stmts),
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn is_method_call(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Call { target: Some(t), .. } => {
+                self.member(*t).is_some_and(|m| m.kind == MemberKind::Method)
+            }
+            _ => false,
+        }
+    }
+
+    /// `while (c) invariant I; { body }`: the body holds only what `I` gives.
+    fn exec_while(
+        &mut self,
+        f: &mut Frame,
+        cond: &'p Expr,
+        invs: &'p [Expr],
+        body: &'p [Stmt],
+    ) -> R<Flow> {
+        let established = Ctx { id: "invariant.not.established", call: None };
+        let got = self.consume_in_frame(f, invs, established, true)?;
+        let outside = std::mem::replace(&mut f.bag, got.bag);
+        loop {
+            self.tick()?;
+            // The body starts from the invariant alone: it must be defined there (its
+            // reads framed by its own permissions), as the verifier produces it there.
+            self.framed_in_frame(f, invs)?;
+            let c = self.eval_in_frame(f, cond).map_err(|s| s.in_stmt(f.member))?;
+            if !truth(&c) {
+                break;
+            }
+            if let Flow::Return(v) = self.exec_block(f, body)? {
+                f.bag.merge(outside);
+                return Ok(Flow::Return(v));
+            }
+            let preserved = Ctx { id: "invariant.not.preserved", call: None };
+            let got = self.consume_in_frame(f, invs, preserved, true)?;
+            // What the invariant did not take is dropped, as the verifier drops it.
+            f.bag = got.bag;
+        }
+        f.bag.merge(outside);
+        Ok(Flow::Normal)
+    }
+
+    /// Evaluate assertions in the frame's own bag (without removing anything); a
+    /// failure to read or call is the statement's.
+    fn framed_in_frame(&self, f: &Frame, es: &'p [Expr]) -> R<()> {
+        let view = [&f.bag];
+        let cx = Cx { heap: &self.heap, view: &view, locals: &f.locals, old: f.old.as_deref() };
+        self.check_all(&cx, es).map(|_| ()).map_err(|s| s.in_stmt(f.member))
+    }
+
+    fn assign(&mut self, f: &mut Frame, lhs: &'p Expr, rhs: &'p Rhs) -> R<()> {
+        match &lhs.kind {
+            ExprKind::Local(x) | ExprKind::Name(x) => {
+                let v = self.rhs(f, rhs)?;
+                f.locals.insert(x.clone(), v);
+                Ok(())
+            }
+            ExprKind::Field { recv, field, class } => {
+                let r = self.eval_in_frame(f, recv)?;
+                let v = self.rhs(f, rhs)?;
+                let loc = self.field_loc(&r, *class, &field.name, lhs)?;
+                let Loc::Field(o, slot) = loc else { return Ok(()) };
+                if !f.bag.make_direct(loc) {
+                    return raw(
+                        "insufficient.permission",
+                        lhs.span,
+                        format!(
+                            "no permission to write `{}`",
+                            self.field_name(o, slot, &self.heap.objects)
+                        ),
+                    );
+                }
+                self.heap.set(o, slot, v);
+                Ok(())
+            }
+            ExprKind::Index { arr, idx } => {
+                let a = self.eval_in_frame(f, arr)?;
+                let i = match self.eval_in_frame(f, idx)? {
+                    Value::Int(n) => n,
+                    _ => Default::default(),
+                };
+                let v = self.rhs(f, rhs)?;
+                let Value::Ref(o) = a else {
+                    return raw("insufficient.permission", lhs.span, "the array is null");
+                };
+                if !f.bag.make_direct(Loc::Array(o)) {
+                    return raw(
+                        "insufficient.permission",
+                        lhs.span,
+                        "no permission to the array's elements (`acc(a[*])`)",
+                    );
+                }
+                let n = self.heap.len_of(o).unwrap_or(0);
+                match i.to_usize().filter(|&i| i < n) {
+                    Some(i) => {
+                        self.heap.set(o, i, v);
+                        Ok(())
+                    }
+                    None => raw(
+                        "index.out.of.bounds",
+                        lhs.span,
+                        format!("index {i} is out of bounds for length {n}"),
+                    ),
+                }
+            }
+            _ => raw("internal.error", lhs.span, "assignment to a non-location"),
+        }
+    }
+
+    fn rhs(&mut self, f: &mut Frame, rhs: &'p Rhs) -> R<Value> {
+        match rhs {
+            Rhs::Expr(e) if self.is_method_call(e) => self.call(f, e),
+            Rhs::Expr(e) => self.eval_in_frame(f, e),
+            Rhs::NewArray { elem, len, span } => {
+                let n = match self.eval_in_frame(f, len)? {
+                    Value::Int(n) => n,
+                    _ => Default::default(),
+                };
+                if negative(&n) {
+                    return raw("index.out.of.bounds", *span, format!("negative array length {n}"));
+                }
+                let n = match n.to_usize() {
+                    Some(n) if n <= self.limits.max_array => n,
+                    _ => return Err(Stop::OutOfSteps),
+                };
+                // Allocation costs a step per element, so loops cannot exhaust memory.
+                self.tick_n(n as u64)?;
+                let o = self.heap.alloc(Object {
+                    kind: ObjKind::Array(elem.clone()),
+                    slots: vec![Value::default_of(elem); n],
+                });
+                f.bag.add(Loc::Array(o));
+                Ok(Value::Ref(o))
+            }
+            Rhs::New { class, args, span } => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval_in_frame(f, a)?);
+                }
+                let Some(&ci) = self.layout.class_index.get(&class.name) else {
+                    // `new Object()`
+                    let o = self.heap.alloc(Object { kind: ObjKind::Class(None), slots: vec![] });
+                    return Ok(Value::Ref(o));
+                };
+                let o = self.heap.alloc(self.layout.new_object(ci));
+                let mut fields = Bag::default();
+                for slot in 0..self.layout.field_types[ci].len() {
+                    fields.add(Loc::Field(o, slot));
+                }
+                match self.layout.ctor[ci] {
+                    Some(mi) => {
+                        let target = MemberRef { class: ci, member: mi };
+                        self.invoke(f, target, Some(Value::Ref(o)), vals, *span, fields)?;
+                    }
+                    None => f.bag.merge(fields),
+                }
+                Ok(Value::Ref(o))
+            }
+        }
+    }
+
+    /// A call in code: a pure method is evaluated; a method is invoked.
+    fn call(&mut self, f: &mut Frame, e: &'p Expr) -> R<Value> {
+        let ExprKind::Call { recv, args, target: Some(t), .. } = &e.kind else {
+            return raw("internal.error", e.span, "not a call");
+        };
+        if !self.is_method_call(e) {
+            return self.eval_in_frame(f, e);
+        }
+        let (this, vals) = {
+            let view = [&f.bag];
+            let cx = Cx { heap: &self.heap, view: &view, locals: &f.locals, old: f.old.as_deref() };
+            let this = self.receiver(&cx, recv, e)?;
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                vals.push(self.eval(&cx, a)?);
+            }
+            (this, vals)
+        };
+        self.invoke(f, *t, this, vals, e.span, Bag::default())
+    }
+
+    /// Invoke a method or constructor: consume its precondition from the caller
+    /// (`call.precondition` at `span`), run it with those permissions plus `extra`,
+    /// and give the caller its postcondition's permissions.
+    fn invoke(
+        &mut self,
+        caller: &mut Frame,
+        target: MemberRef,
+        this: Option<Value>,
+        args: Vec<Value>,
+        span: Span,
+        extra: Bag,
+    ) -> R<Value> {
+        let _g = self.enter()?;
+        let Some(m) = self.member(target) else {
+            return raw("internal.error", span, "no such member");
+        };
+        let locals = self.callee_locals(target, this, &args);
+        let got = {
+            let before = caller.bag.clone();
+            let view = [&before];
+            let cx = Cx { heap: &self.heap, view: &view, locals: &locals, old: None };
+            let mut out = Consumed::default();
+            let ctx = Ctx { id: "call.precondition", call: Some(span) };
+            self.consume_all(&cx, &m.requires, &mut caller.bag, &mut out)
+                .map_err(|s| s.in_assertion(ctx, caller.member))?;
+            out
+        };
+        let mut bag = got.bag;
+        bag.merge(extra);
+        let old = if self.needs_old(target) {
+            Some(Rc::new(Old { heap: self.heap.clone(), bag: bag.clone() }))
+        } else {
+            None
+        };
+        let mut callee = Frame { member: target, entry: locals.clone(), locals, bag, old };
+        let (result, back) = grow(|| self.run_body(&mut callee))?;
+        caller.bag.merge(back);
+        Ok(result)
+    }
+}

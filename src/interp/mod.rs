@@ -1,0 +1,308 @@
+//! The concrete interpreter: runs `.jv` programs on concrete values and checks at run
+//! time what the verifier checks statically (LANGUAGE.md sections 3-8), with the same
+//! error ids and positions, so that a concrete failure of a verified member refutes
+//! the verdict (King's commutativity: issue 11).
+//!
+//! Architecture invariant: this module imports only `syntax` (and the checked program
+//! `check` produces), never `rules`, `state`, `decider` or `verify`: it is the
+//! independent opinion. It never panics on a checked program: every way a run ends is
+//! an [`Outcome`], and step and depth budgets turn non-termination into
+//! [`Outcome::OutOfSteps`], never into a verdict.
+//!
+//! Layout: `value` (values, heap, field layout), `perm` (bags of permissions and
+//! predicate instances), `error` (how failures get their ids), `eval` (expressions and
+//! pure calls), `assertion` (consume and produce), `exec` (statements, calls, loops,
+//! ghost statements), `inputs` (random input states for a member).
+//!
+//! Semantics in brief: each activation holds a [`perm::Bag`]. A call consumes the
+//! callee's precondition from the caller's bag into the callee's, runs the body, and
+//! consumes the postcondition back. Inference (LANGUAGE.md section 6) is maximal and
+//! exact rather than bounded: reads look through held predicate instances, writes and
+//! consumes open the instances that hold a location, and consuming a missing instance
+//! closes it when its body can be consumed. Predicates are recursive assertions over
+//! the concrete heap, pure methods run their bodies.
+
+mod assertion;
+pub mod error;
+mod eval;
+mod exec;
+pub mod inputs;
+pub mod perm;
+pub mod value;
+
+pub use error::Failure;
+pub use inputs::Inputs;
+pub use value::{Heap, ObjId, Object, Value};
+
+use crate::syntax::ast::{Body, MemberKind, MemberRef, Program, Span};
+use error::{Ctx, R, Stop};
+use perm::Bag;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use value::Layout;
+
+/// How a concrete run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every check passed.
+    Passed,
+    /// A check failed; `Failure::member` is the activation it failed in.
+    Failed(Failure),
+    /// The inputs do not satisfy the member's precondition.
+    Rejected(String),
+    /// The step or depth budget ran out: no verdict.
+    OutOfSteps,
+}
+
+/// Budgets of one run.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Statements and expression nodes evaluated.
+    pub steps: u64,
+    /// Nesting of calls, pure calls, predicate bodies and expressions.
+    pub depth: u32,
+    /// The largest array `new T[n]` may allocate.
+    pub max_array: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { steps: 1_000_000, depth: 20_000, max_array: 1_000_000 }
+    }
+}
+
+/// The heap and permissions on entry to an activation, for `old` and `untouched`.
+#[derive(Clone, Debug)]
+pub(crate) struct Old {
+    pub heap: Heap,
+    pub bag: Bag,
+}
+
+/// Locals, parameters, `this` and `result` of an activation.
+pub(crate) type Locals = HashMap<String, Value>;
+
+/// What evaluation reads: a heap, the permissions it may read through, the locals,
+/// and the entry state for `old`.
+#[derive(Clone, Copy)]
+pub(crate) struct Cx<'a> {
+    pub heap: &'a Heap,
+    pub view: &'a [&'a Bag],
+    pub locals: &'a Locals,
+    pub old: Option<&'a Old>,
+}
+
+/// One activation of a method or constructor.
+pub(crate) struct Frame {
+    pub member: MemberRef,
+    pub locals: Locals,
+    /// `this` and the parameters as the caller passed them: the postcondition speaks
+    /// of these even when the body assigns to a parameter.
+    pub entry: Locals,
+    pub bag: Bag,
+    pub old: Option<Rc<Old>>,
+}
+
+pub(crate) struct Interp<'p> {
+    pub prog: &'p Program,
+    pub layout: Layout,
+    pub heap: Heap,
+    pub limits: Limits,
+    steps: Rc<Cell<u64>>,
+    depth: Rc<Cell<u32>>,
+    /// Per member: does its activation need its entry state (`old`, `untouched`)?
+    needs_old: HashMap<MemberRef, bool>,
+}
+
+/// Leaves one level of nesting when dropped.
+pub(crate) struct DepthGuard(Rc<Cell<u32>>);
+
+impl Drop for DepthGuard {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
+}
+
+/// Below this much free stack, grow it on the heap (as the verifier's rules do).
+const RED_ZONE: usize = 128 * 1024;
+const SEGMENT: usize = 4 * 1024 * 1024;
+
+pub(crate) fn grow<T>(f: impl FnOnce() -> T) -> T {
+    stacker::maybe_grow(RED_ZONE, SEGMENT, f)
+}
+
+impl<'p> Interp<'p> {
+    pub fn new(prog: &'p Program, heap: Heap, limits: Limits) -> Interp<'p> {
+        let mut needs_old = HashMap::new();
+        for (ci, class) in prog.classes.iter().enumerate() {
+            for (mi, m) in class.members.iter().enumerate() {
+                let mut uses = m.ensures.iter().any(value::mentions_old);
+                if let Body::Block(b) = &m.body {
+                    uses |= exec::stmts_mention_old(&b.stmts);
+                }
+                needs_old.insert(MemberRef { class: ci, member: mi }, uses);
+            }
+        }
+        Interp {
+            prog,
+            layout: Layout::new(prog),
+            heap,
+            limits,
+            steps: Rc::new(Cell::new(0)),
+            depth: Rc::new(Cell::new(0)),
+            needs_old,
+        }
+    }
+
+    /// Count one step; `OutOfSteps` past the budget.
+    pub fn tick(&self) -> R<()> {
+        let n = self.steps.get() + 1;
+        self.steps.set(n);
+        if n > self.limits.steps { Err(Stop::OutOfSteps) } else { Ok(()) }
+    }
+
+    /// Count `n` steps at once.
+    pub fn tick_n(&self, n: u64) -> R<()> {
+        let total = self.steps.get().saturating_add(n);
+        self.steps.set(total);
+        if total > self.limits.steps { Err(Stop::OutOfSteps) } else { Ok(()) }
+    }
+
+    /// Enter one level of nesting; `OutOfSteps` past the depth budget.
+    pub fn enter(&self) -> R<DepthGuard> {
+        let d = self.depth.get() + 1;
+        if d > self.limits.depth {
+            return Err(Stop::OutOfSteps);
+        }
+        self.depth.set(d);
+        Ok(DepthGuard(self.depth.clone()))
+    }
+
+    pub fn member(&self, m: MemberRef) -> Option<&'p crate::syntax::ast::Member> {
+        self.prog.classes.get(m.class).and_then(|c| c.members.get(m.member))
+    }
+
+    pub fn needs_old(&self, m: MemberRef) -> bool {
+        self.needs_old.get(&m).copied().unwrap_or(true)
+    }
+
+    /// The locals a member's contract or body starts with: `this` and its parameters.
+    pub fn callee_locals(&self, m: MemberRef, this: Option<Value>, args: &[Value]) -> Locals {
+        let mut locals = Locals::new();
+        if let Some(t) = this {
+            locals.insert("this".into(), t);
+        }
+        if let Some(mem) = self.member(m) {
+            for (p, a) in mem.params.iter().zip(args) {
+                locals.insert(p.name.name.clone(), a.clone());
+            }
+        }
+        locals
+    }
+
+    /// Run one member from an input state.
+    fn run(&mut self, member: MemberRef, inputs: &Inputs) -> R<()> {
+        let Some(m) = self.member(member) else {
+            return Err(Stop::Rejected("no such member".into()));
+        };
+        if m.params.len() != inputs.args.len() {
+            return Err(Stop::Rejected("wrong number of inputs".into()));
+        }
+        let mut bag = Bag::default();
+        let this = match m.kind {
+            MemberKind::Constructor => {
+                let o = self.heap.alloc(self.layout.new_object(member.class));
+                for slot in 0..self.layout.field_types[member.class].len() {
+                    bag.add(perm::Loc::Field(o, slot));
+                }
+                Some(Value::Ref(o))
+            }
+            _ if m.is_static => None,
+            _ => match &inputs.this {
+                Some(Value::Ref(o)) if *o < self.heap.objects.len() => Some(Value::Ref(*o)),
+                _ => return Err(Stop::Rejected("`this` must be an object".into())),
+            },
+        };
+        let mut locals = self.callee_locals(member, this, &inputs.args);
+        match m.kind {
+            MemberKind::Field => Ok(()),
+            MemberKind::Predicate => {
+                let Body::Return(body) = &m.body else { return Ok(()) };
+                let heap = self.heap.clone();
+                self.produce(&heap, body, &mut bag, &[], &locals)
+                    .map_err(|e| e.not_wellformed(member))
+            }
+            MemberKind::Pure => {
+                let heap = self.heap.clone();
+                self.produce_all(&heap, &m.requires, &mut bag, &locals)
+                    .map_err(|e| e.not_wellformed(member))?;
+                let Body::Return(body) = &m.body else { return Ok(()) };
+                let view = [&bag];
+                let cx = Cx { heap: &heap, view: &view, locals: &locals, old: None };
+                let r = self.eval(&cx, body).map_err(|e| e.not_wellformed(member))?;
+                locals.insert("result".into(), r);
+                let cx = Cx { heap: &heap, view: &view, locals: &locals, old: None };
+                let ctx = Ctx { id: "postcondition.violated", call: None };
+                self.check_all(&cx, &m.ensures).map(|_| ()).map_err(|e| e.in_assertion(ctx, member))
+            }
+            MemberKind::Method | MemberKind::Constructor => {
+                let heap = self.heap.clone();
+                self.produce_all(&heap, &m.requires, &mut bag, &locals)
+                    .map_err(|e| e.not_wellformed(member))?;
+                let old = Some(Rc::new(Old { heap, bag: bag.clone() }));
+                let mut frame = Frame { member, entry: locals.clone(), locals, bag, old };
+                self.run_body(&mut frame)?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Run `member` of a checked program on `inputs`, with the default budgets.
+pub fn run_member(program: &Program, member: MemberRef, inputs: &Inputs) -> Outcome {
+    run_member_with(program, member, inputs, Limits::default())
+}
+
+/// Run `member` on `inputs` with the given budgets.
+pub fn run_member_with(
+    program: &Program,
+    member: MemberRef,
+    inputs: &Inputs,
+    limits: Limits,
+) -> Outcome {
+    let mut it = Interp::new(program, inputs.heap.clone(), limits);
+    match grow(|| it.run(member, inputs)) {
+        Ok(()) => Outcome::Passed,
+        Err(Stop::Fail(f)) => Outcome::Failed(f),
+        Err(Stop::Rejected(why)) => Outcome::Rejected(why),
+        Err(Stop::OutOfSteps) => Outcome::OutOfSteps,
+        // A raw failure always meets a context; should one escape, it is the member's.
+        Err(s @ Stop::Raw(_)) => match s.in_stmt(member) {
+            Stop::Fail(f) => Outcome::Failed(f),
+            _ => Outcome::OutOfSteps,
+        },
+    }
+}
+
+/// Run `static void main()` of the named class.
+pub fn run_main(program: &Program, class_name: &str) -> Outcome {
+    match find_main(program, class_name) {
+        Some(m) => run_member(program, m, &Inputs::default()),
+        None => Outcome::Rejected(format!("class `{class_name}` has no `static void main()`")),
+    }
+}
+
+/// The `static void main()` of a class, if it has one.
+pub fn find_main(program: &Program, class_name: &str) -> Option<MemberRef> {
+    let ci = program.classes.iter().position(|c| c.name.name == class_name)?;
+    let mi = program.classes[ci].members.iter().position(|m| {
+        m.kind == MemberKind::Method && m.is_static && m.name.name == "main" && m.params.is_empty()
+    })?;
+    Some(MemberRef { class: ci, member: mi })
+}
+
+/// A failure's position as `line` (1-based) in `text`.
+pub fn line_of(text: &str, span: Span) -> usize {
+    let end = (span.start as usize).min(text.len());
+    text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
+}

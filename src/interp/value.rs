@@ -1,0 +1,176 @@
+//! Concrete values and the concrete heap: unbounded integers, booleans, `null` and
+//! references to objects (class instances and arrays), plus the per-class field layout
+//! the interpreter reads fields through.
+//!
+//! Architecture invariant: the heap only grows (objects are never freed), so an object
+//! id stays valid for the whole run and an old heap is a plain copy of the vector.
+
+use crate::syntax::ast::{Expr, ExprKind, MemberKind, Program, Type};
+use num_bigint::BigInt;
+use std::collections::HashMap;
+use std::fmt;
+
+/// An object id: an index into [`Heap::objects`].
+pub type ObjId = usize;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Value {
+    Int(BigInt),
+    Bool(bool),
+    Null,
+    Ref(ObjId),
+}
+
+impl Value {
+    pub fn int(n: i64) -> Value {
+        Value::Int(BigInt::from(n))
+    }
+
+    /// The default value of a local, field or array element of type `t`.
+    pub fn default_of(t: &Type) -> Value {
+        match t {
+            Type::Int => Value::int(0),
+            Type::Bool => Value::Bool(false),
+            _ => Value::Null,
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(n) => write!(f, "{n}"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Null => write!(f, "null"),
+            Value::Ref(o) => write!(f, "o{o}"),
+        }
+    }
+}
+
+/// What an object is: an instance of a class (by index; `None` for `new Object()`)
+/// or an array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ObjKind {
+    Class(Option<usize>),
+    Array(Type),
+}
+
+/// One object: its kind and its slots (fields in declaration order, or elements).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Object {
+    pub kind: ObjKind,
+    pub slots: Vec<Value>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Heap {
+    pub objects: Vec<Object>,
+}
+
+impl Heap {
+    pub fn alloc(&mut self, o: Object) -> ObjId {
+        self.objects.push(o);
+        self.objects.len() - 1
+    }
+
+    pub fn get(&self, o: ObjId, slot: usize) -> Option<&Value> {
+        self.objects.get(o).and_then(|x| x.slots.get(slot))
+    }
+
+    pub fn set(&mut self, o: ObjId, slot: usize, v: Value) -> bool {
+        match self.objects.get_mut(o).and_then(|x| x.slots.get_mut(slot)) {
+            Some(s) => {
+                *s = v;
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn len_of(&self, o: ObjId) -> Option<usize> {
+        match self.objects.get(o) {
+            Some(Object { kind: ObjKind::Array(_), slots }) => Some(slots.len()),
+            _ => None,
+        }
+    }
+}
+
+/// Field layouts and names of a checked program.
+#[derive(Debug)]
+pub struct Layout {
+    /// Per class: field name to (slot, type).
+    pub fields: Vec<HashMap<String, (usize, Type)>>,
+    /// Per class: field types in slot order.
+    pub field_types: Vec<Vec<Type>>,
+    /// Per class: the field names in slot order.
+    pub field_names: Vec<Vec<String>>,
+    /// Per class: the constructor's member index.
+    pub ctor: Vec<Option<usize>>,
+    pub class_index: HashMap<String, usize>,
+}
+
+impl Layout {
+    pub fn new(program: &Program) -> Layout {
+        let mut fields = Vec::new();
+        let mut field_types = Vec::new();
+        let mut field_names = Vec::new();
+        let mut ctor = Vec::new();
+        let mut class_index = HashMap::new();
+        for (ci, class) in program.classes.iter().enumerate() {
+            class_index.entry(class.name.name.clone()).or_insert(ci);
+            let mut map = HashMap::new();
+            let mut types = Vec::new();
+            let mut names = Vec::new();
+            for m in &class.members {
+                if m.kind == MemberKind::Field && !map.contains_key(&m.name.name) {
+                    map.insert(m.name.name.clone(), (types.len(), m.ty.clone()));
+                    types.push(m.ty.clone());
+                    names.push(m.name.name.clone());
+                }
+            }
+            fields.push(map);
+            field_types.push(types);
+            field_names.push(names);
+            ctor.push(class.members.iter().position(|m| m.kind == MemberKind::Constructor));
+        }
+        Layout { fields, field_types, field_names, ctor, class_index }
+    }
+
+    /// A fresh object of class `ci` with every field at its default value.
+    pub fn new_object(&self, ci: usize) -> Object {
+        let slots = self.field_types.get(ci).map(|ts| ts.iter().map(Value::default_of).collect());
+        Object { kind: ObjKind::Class(Some(ci)), slots: slots.unwrap_or_default() }
+    }
+
+    /// The slot of field `name` of class `ci`.
+    pub fn slot(&self, ci: usize, name: &str) -> Option<usize> {
+        self.fields.get(ci).and_then(|m| m.get(name)).map(|(s, _)| *s)
+    }
+}
+
+/// Does `e` mention `old(..)` or `untouched(..)` anywhere (so a frame must keep its
+/// entry heap)?
+pub fn mentions_old(e: &Expr) -> bool {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match &e.kind {
+            ExprKind::Old(_) | ExprKind::Untouched(_) => return true,
+            ExprKind::Field { recv, .. } => stack.push(recv),
+            ExprKind::Length(a) | ExprKind::Acc(a) | ExprKind::AccArray(a) => stack.push(a),
+            ExprKind::Unary { e, .. } => stack.push(e),
+            ExprKind::Index { arr, idx } => stack.extend([&**arr, &**idx]),
+            ExprKind::Binary { l, r, .. } => stack.extend([&**l, &**r]),
+            ExprKind::Cond { c, a, b } => stack.extend([&**c, &**a, &**b]),
+            ExprKind::Opening { pred, body } => stack.extend([&**pred, &**body]),
+            ExprKind::Using { call, body } => stack.extend([&**call, &**body]),
+            ExprKind::Call { recv, args, .. } => {
+                if let crate::syntax::ast::CallRecv::Expr(r) = recv {
+                    stack.push(r);
+                }
+                stack.extend(args.iter());
+            }
+            _ => {}
+        }
+    }
+    false
+}

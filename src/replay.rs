@@ -1,0 +1,198 @@
+//! Replayed counterexamples (issue 11, part 2): the model of a failed check gives a
+//! member's entry state (its `this` and parameters, the fields and array lengths it
+//! held on entry); the concrete interpreter runs the member from that state, and the
+//! failure is `confirmed` when the run fails with the same id on the same line, else
+//! `not reproduced` (the failure may be an incompleteness: a value the verifier did
+//! not know).
+//!
+//! Architecture invariant: this sits beside `driver`, above both `verify` and
+//! `interp`, which never meet anywhere else. What the model does not give (fields
+//! folded inside predicate instances, array elements, fields no chunk covered) starts
+//! at its default value, so "not reproduced" is an answer about that state only.
+
+use crate::interp::value::{Heap, Layout, ObjKind, Object};
+use crate::interp::{Inputs, Outcome, Value, line_of, run_member};
+use crate::syntax::ast::{MemberRef, Program, Type};
+use crate::verify::{EntryModel, MemberResult, ModelValue, Replay};
+use num_bigint::BigInt;
+use std::collections::{HashMap, HashSet};
+
+/// The longest array a model's length may make.
+const MAX_LEN: usize = 10_000;
+
+/// Build the input state a model describes: everything the model does not give is
+/// at its default value.
+pub fn inputs_of(program: &Program, member: MemberRef, entry: &EntryModel) -> Inputs {
+    inputs_and_fixed(program, member, entry).0
+}
+
+/// The input state a model describes, the (object, slot) pairs the model gives, and
+/// the arrays whose length it gives.
+#[allow(clippy::type_complexity)]
+fn inputs_and_fixed(
+    program: &Program,
+    member: MemberRef,
+    entry: &EntryModel,
+) -> (Inputs, HashSet<(usize, usize)>, HashSet<usize>) {
+    let layout = Layout::new(program);
+    let Some(m) = program.classes.get(member.class).and_then(|c| c.members.get(member.member))
+    else {
+        return (Inputs::default(), HashSet::new(), HashSet::new());
+    };
+    let class_kind = |t: &Type| match t {
+        Type::Class(c) => ObjKind::Class(layout.class_index.get(c).copied()),
+        Type::Array(e) => ObjKind::Array((**e).clone()),
+        _ => ObjKind::Class(None),
+    };
+    // What each object of the model is, in order of appearance.
+    let mut order: Vec<String> = vec![];
+    let mut kinds: HashMap<String, ObjKind> = HashMap::new();
+    let mut note = |v: &ModelValue, k: ObjKind| {
+        if let ModelValue::Ref(r) = v {
+            if !kinds.contains_key(r) {
+                order.push(r.clone());
+            }
+            let e = kinds.entry(r.clone()).or_insert(k.clone());
+            if *e == ObjKind::Class(None) {
+                *e = k;
+            }
+        }
+    };
+    for (x, v) in &entry.store {
+        let ty = if x == "this" {
+            Type::Class(program.classes[member.class].name.name.clone())
+        } else {
+            m.params.iter().find(|p| p.name.name == *x).map(|p| p.ty.clone()).unwrap_or(Type::Int)
+        };
+        note(v, class_kind(&ty));
+    }
+    let field_of = |name: &str| -> Option<(usize, usize, Type)> {
+        let (c, f) = name.rsplit_once('.')?;
+        let ci = *layout.class_index.get(c)?;
+        let (slot, ty) = layout.fields.get(ci)?.get(f)?.clone();
+        Some((ci, slot, ty))
+    };
+    for (r, name, v) in &entry.fields {
+        if let Some((ci, _, ty)) = field_of(name) {
+            note(r, ObjKind::Class(Some(ci)));
+            note(v, class_kind(&ty));
+        }
+    }
+    for (a, _) in &entry.lengths {
+        note(a, ObjKind::Array(Type::Int));
+    }
+    let mut heap = Heap::default();
+    let mut ids: HashMap<String, usize> = HashMap::new();
+    for r in &order {
+        let obj = match &kinds[r] {
+            ObjKind::Class(Some(ci)) => layout.new_object(*ci),
+            ObjKind::Class(None) => Object { kind: ObjKind::Class(None), slots: vec![] },
+            ObjKind::Array(t) => {
+                let n = entry
+                    .lengths
+                    .iter()
+                    .find(|(a, _)| *a == ModelValue::Ref(r.clone()))
+                    .and_then(|(_, n)| match n {
+                        ModelValue::Int(n) => n.parse::<usize>().ok(),
+                        _ => None,
+                    })
+                    .unwrap_or(0)
+                    .min(MAX_LEN);
+                Object { kind: ObjKind::Array(t.clone()), slots: vec![Value::default_of(t); n] }
+            }
+        };
+        ids.insert(r.clone(), heap.alloc(obj));
+    }
+    let value = |v: &ModelValue| match v {
+        ModelValue::Int(n) => Value::Int(n.parse::<BigInt>().unwrap_or_default()),
+        ModelValue::Bool(b) => Value::Bool(*b),
+        ModelValue::Null => Value::Null,
+        ModelValue::Ref(r) => ids.get(r).map(|&o| Value::Ref(o)).unwrap_or(Value::Null),
+    };
+    let mut fixed = HashSet::new();
+    for (r, name, v) in &entry.fields {
+        if let (Some((_, slot, _)), ModelValue::Ref(r)) = (field_of(name), r)
+            && let Some(&o) = ids.get(r)
+        {
+            heap.set(o, slot, value(v));
+            fixed.insert((o, slot));
+        }
+    }
+    let sized: HashSet<usize> = entry
+        .lengths
+        .iter()
+        .filter_map(|(a, _)| match a {
+            ModelValue::Ref(r) => ids.get(r).copied(),
+            _ => None,
+        })
+        .collect();
+    let this = entry.store.iter().find(|(x, _)| x == "this").map(|(_, v)| value(v));
+    let args = m
+        .params
+        .iter()
+        .map(|p| {
+            entry
+                .store
+                .iter()
+                .find(|(x, _)| *x == p.name.name)
+                .map(|(_, v)| value(v))
+                .unwrap_or_else(|| Value::default_of(&p.ty))
+        })
+        .collect();
+    (Inputs { heap, this, args }, fixed, sized)
+}
+
+/// Random completions tried when the model's state alone does not reproduce a failure.
+const COMPLETIONS: u64 = 200;
+
+/// Replay every counterexample of a member's errors; `text` is the program's source.
+/// The model's state runs first, everything it does not give at its default; when
+/// that does not reproduce the failure, random completions of it (the model's values
+/// kept, the rest random) are tried.
+pub fn replay_member(program: &Program, text: &str, result: &mut MemberResult) {
+    let member = result.member;
+    for e in result.errors.iter_mut() {
+        let Some(entry) = &e.entry else { continue };
+        let (exact, fixed, sized) = inputs_and_fixed(program, member, entry);
+        let want = line_of(text, e.span);
+        let run = |inputs: &Inputs| match run_member(program, member, inputs) {
+            Outcome::Failed(f) => {
+                let line = line_of(text, f.span);
+                let same = f.id == e.id && line == want && f.member == member;
+                (same, format!("{} on line {line}", f.id))
+            }
+            Outcome::Passed => (false, "the run passed".to_string()),
+            Outcome::Rejected(why) => {
+                (false, format!("the state does not satisfy the precondition ({why})"))
+            }
+            Outcome::OutOfSteps => (false, "the run ran out of steps".to_string()),
+        };
+        let (mut confirmed, mut outcome) = run(&exact);
+        let mut shown = crate::testing::show_inputs(program, member, &exact);
+        let mut rejected = outcome.starts_with("the state does not satisfy");
+        for seed in 1..=COMPLETIONS {
+            if confirmed {
+                break;
+            }
+            let mut inputs = exact.clone();
+            crate::interp::inputs::complete(program, &mut inputs, &fixed, &sized, seed);
+            let (same, what) = run(&inputs);
+            let completed = |inputs: &Inputs| {
+                format!(
+                    "{} (the model's values, the rest completed at random)",
+                    crate::testing::show_inputs(program, member, inputs)
+                )
+            };
+            if same {
+                confirmed = true;
+                shown = completed(&inputs);
+            } else if rejected && !what.starts_with("the state does not satisfy") {
+                // Say what a state the precondition accepts did.
+                rejected = false;
+                outcome = what;
+                shown = completed(&inputs);
+            }
+        }
+        e.replay = Some(Replay { confirmed, inputs: shown, outcome });
+    }
+}
