@@ -97,10 +97,10 @@ fn abandoned(it: &Item, elapsed: Duration, run_deadline: bool) -> MemberOutcome 
         name: it.name.clone(),
         kind: m.kind,
         status: Status::Timeout,
-        errors: vec![VerificationError {
-            id: "verification.timeout",
-            reason: "timeout",
-            message: if run_deadline {
+        errors: vec![VerificationError::plain(
+            "verification.timeout",
+            "timeout",
+            if run_deadline {
                 format!(
                     "the run's --deadline passed ({:.1} s) before this member finished",
                     elapsed.as_secs_f64()
@@ -111,13 +111,8 @@ fn abandoned(it: &Item, elapsed: Duration, run_deadline: bool) -> MemberOutcome 
                     elapsed.as_secs_f64()
                 )
             },
-            span: m.name.span,
-            notes: vec![],
-            trace: None,
-            counterexample: None,
-            entry: None,
-            replay: None,
-        }],
+            m.name.span,
+        )],
         warnings: vec![],
         time_ms: if run_deadline { 0.0 } else { elapsed.as_secs_f64() * 1000.0 },
         stats: None,

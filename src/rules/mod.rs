@@ -293,17 +293,7 @@ impl<'p> Verifier<'p> {
             // own check reports them to the user.
             self.failures.push(Failure {
                 tag: self.tag,
-                err: VerificationError {
-                    id: reason,
-                    reason,
-                    message: String::new(),
-                    span,
-                    notes: vec![],
-                    trace: None,
-                    counterexample: None,
-                    entry: None,
-                    replay: None,
-                },
+                err: VerificationError::plain(reason, reason, String::new(), span),
             });
             return true;
         }

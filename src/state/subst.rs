@@ -74,23 +74,17 @@ impl Term {
 
     /// The symbols occurring in `self`, each once, in first-seen order.
     pub fn symbols(&self) -> Vec<Term> {
-        let mut out = vec![];
-        let mut seen = std::collections::HashSet::new();
-        let mut stack = vec![self.clone()];
-        while let Some(x) = stack.pop() {
-            if !seen.insert(x.id()) {
-                continue;
-            }
-            if let Op::Var(..) = x.op() {
-                out.push(x.clone());
-            }
-            stack.extend(x.args().iter().cloned());
-        }
-        out
+        self.nodes_where(|t| matches!(t.op(), Op::Var(..)))
     }
 
     /// Every application of a program function in `self`, each once.
     pub fn apps(&self) -> Vec<Term> {
+        self.nodes_where(|t| matches!(t.op(), Op::App(_)))
+    }
+
+    /// The distinct nodes of `self` (a DAG: each visited once, without recursion)
+    /// that `keep` selects, in first-seen order.
+    fn nodes_where(&self, keep: impl Fn(&Term) -> bool) -> Vec<Term> {
         let mut out = vec![];
         let mut seen = std::collections::HashSet::new();
         let mut stack = vec![self.clone()];
@@ -98,7 +92,7 @@ impl Term {
             if !seen.insert(x.id()) {
                 continue;
             }
-            if let Op::App(_) = x.op() {
+            if keep(&x) {
                 out.push(x.clone());
             }
             stack.extend(x.args().iter().cloned());

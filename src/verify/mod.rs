@@ -98,17 +98,12 @@ pub fn verify_member_with(
         }
     }
     if timed_out && !errors.iter().any(|e| e.id == "verification.timeout") {
-        errors.push(VerificationError {
-            id: "verification.timeout",
-            reason: "timeout",
-            message: "the member's time budget ran out".into(),
-            span: m.name.span,
-            notes: vec![],
-            trace: None,
-            counterexample: None,
-            entry: None,
-            replay: None,
-        });
+        errors.push(VerificationError::plain(
+            "verification.timeout",
+            "timeout",
+            "the member's time budget ran out".into(),
+            m.name.span,
+        ));
     }
     for e in errors.iter_mut().filter(|e| e.id == "verification.timeout") {
         e.span = m.name.span;
@@ -154,17 +149,8 @@ pub fn verify_member_with(
 /// `--smoke`: a verified member no path ran to its end (its precondition may be
 /// contradictory), and each `assert` or `return` no path reached.
 fn smoke(v: &Verifier<'_>, m: &crate::syntax::ast::Member, name: &str) -> Vec<VerificationError> {
-    let warn = |span, message: String| VerificationError {
-        id: "vacuous",
-        reason: "vacuous",
-        message,
-        span,
-        notes: vec![],
-        trace: None,
-        counterexample: None,
-        entry: None,
-        replay: None,
-    };
+    let warn =
+        |span, message: String| VerificationError::plain("vacuous", "vacuous", message, span);
     let mut out = vec![];
     if v.ends == 0 {
         out.push(warn(

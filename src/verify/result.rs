@@ -116,6 +116,23 @@ pub struct Replay {
     pub outcome: String,
 }
 
+impl VerificationError {
+    /// An error with no notes, trace, counterexample or replay.
+    pub fn plain(id: &'static str, reason: &'static str, message: String, span: Span) -> Self {
+        VerificationError {
+            id,
+            reason,
+            message,
+            span,
+            notes: vec![],
+            trace: None,
+            counterexample: None,
+            entry: None,
+            replay: None,
+        }
+    }
+}
+
 /// Per-member statistics (`--stats`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Stats {
