@@ -3,33 +3,9 @@
 //! programs: every path that started ended as completed, failed, pruned, timed out or
 //! merged into a join, as `--stats` shows.
 
-use idf_verify::driver::{STACK_SIZE, collect_files, front_end, select_members};
-use idf_verify::verify::{Config, verify_member};
-use rayon::prelude::*;
-use std::path::{Path, PathBuf};
-
-fn check_file(path: &PathBuf) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(path) else { return vec![] };
-    let Ok(program) = front_end(&text) else { return vec![] };
-    let config = Config { stats: true, ..Config::default() };
-    let mut out = vec![];
-    for (r, name) in select_members(&program, &[]) {
-        match verify_member(&program, r, &config) {
-            Err(e) => out.push(format!("{}: {name}: {e}", path.display())),
-            Ok(res) => {
-                let Some(s) = res.stats else {
-                    out.push(format!("{}: {name}: no stats", path.display()));
-                    continue;
-                };
-                let l = s.ledger;
-                if !l.balanced() || l.started == 0 {
-                    out.push(format!("{}: {name}: ledger {l:?}", path.display()));
-                }
-            }
-        }
-    }
-    out
-}
+use idf_verify::driver::{self, FileStatus, MemberOutcome, Options};
+use idf_verify::verify::{Config, Status};
+use std::path::Path;
 
 #[test]
 fn every_path_ends_in_the_ledger() {
@@ -39,9 +15,29 @@ fn every_path_ends_in_the_ledger() {
     if suite.is_dir() {
         dirs.push(suite);
     }
-    let files = collect_files(&dirs);
-    assert!(files.len() > 50, "only {} files", files.len());
-    let pool = rayon::ThreadPoolBuilder::new().stack_size(STACK_SIZE).build().expect("pool");
-    let bad: Vec<String> = pool.install(|| files.par_iter().flat_map(check_file).collect());
+    // Through the driver, with a generous budget: a query that never ends is
+    // abandoned as a timeout (and then has no ledger to check), never a hung test.
+    let config = Config { stats: true, timeout: Some(120.0), ..Config::default() };
+    let run = driver::run(&dirs, &Options { config, ..Options::default() });
+    assert!(run.files.len() > 50, "only {} files", run.files.len());
+    let mut bad = vec![];
+    for f in &run.files {
+        let FileStatus::Checked(members) = &f.status else { continue };
+        for m in members {
+            match m {
+                MemberOutcome::Internal { name, message, .. } => {
+                    bad.push(format!("{}: {name}: {message}", f.source.path))
+                }
+                MemberOutcome::Done(r) => match &r.stats {
+                    None if r.status == Status::Timeout => {}
+                    None => bad.push(format!("{}: {}: no stats", f.source.path, r.name)),
+                    Some(s) if !s.ledger.balanced() || s.ledger.started == 0 => {
+                        bad.push(format!("{}: {}: ledger {:?}", f.source.path, r.name, s.ledger))
+                    }
+                    Some(_) => {}
+                },
+            }
+        }
+    }
     assert!(bad.is_empty(), "{} members:\n{}", bad.len(), bad.join("\n"));
 }

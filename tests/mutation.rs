@@ -57,7 +57,7 @@ struct Mutant {
 fn mutants_of(path: &Path) -> Vec<Mutant> {
     let text = std::fs::read_to_string(path).expect("readable");
     let Ok(program) = front_end(&text) else { return vec![] };
-    let config = Config { smoke: true, ..Config::default() };
+    let config = Config { smoke: true, timeout: Some(60.0), ..Config::default() };
     let mut out = vec![];
     for (r, name) in select_members(&program, &[]) {
         let m = &program.classes[r.class].members[r.member];
@@ -100,7 +100,7 @@ fn check(m: &Mutant) -> Option<String> {
     let Some((r, _)) = select_members(&program, std::slice::from_ref(&m.member)).pop() else {
         return Some(format!("{what}: member lost"));
     };
-    match verify_member(&program, r, &Config::default()) {
+    match verify_member(&program, r, &Config { timeout: Some(60.0), ..Config::default() }) {
         Err(e) => Some(format!("{what}: internal error: {e}")),
         // Reported at the conjunct `false`, inside the inserted statement.
         Ok(res)

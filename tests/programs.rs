@@ -50,6 +50,9 @@ fn programs_meet_their_expectations() {
         // Vacuity is checked everywhere: a verified member no path runs through must
         // say so with `// expect: vacuous`.
         opts.config.smoke = true;
+        // A generous budget: a solver query that never ends becomes a reported
+        // timeout (a mismatch), never a hung test run.
+        opts.config.timeout = Some(120.0);
         let run = driver::run(&paths, &opts);
         for f in &run.files {
             failures.extend(expect::check_file(f).iter().map(|m| m.render(&f.source.path)));
