@@ -390,7 +390,7 @@ impl<'p> Verifier<'p> {
         let k = self.allocated.len() as i64 + 1;
         self.dec.assume(Term::eq(Term::app(&alloc, vec![o.clone()]), Term::int(k)));
         let mut existing: Vec<Term> = vec![];
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::state::term::TermSet::default();
         let mut note = |t: &Term| {
             if t.sort() == Sort::Ref
                 && !matches!(t.op(), crate::state::term::Op::Null)

@@ -145,7 +145,7 @@ pub struct Verifier<'p> {
     /// A name for the next object `new` allocates (the local it is assigned to).
     pub name_hint: Option<String>,
     /// Objects allocated by `new` so far (any path), each numbered by `alloc#`.
-    pub allocated: std::collections::HashSet<Term>,
+    pub allocated: crate::state::term::TermSet,
     /// The definitions of pure methods translated so far.
     pub defs: definition::Defs,
     /// This verifier translates definitions (it never translates on demand).
@@ -235,7 +235,7 @@ impl<'p> Verifier<'p> {
             reached: std::collections::HashSet::new(),
             timed_out: false,
             name_hint: None,
-            allocated: std::collections::HashSet::new(),
+            allocated: Default::default(),
             defs,
             translating: false,
             target: None,
