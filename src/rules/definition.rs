@@ -54,12 +54,21 @@ pub const MAX_CHAIN: u32 = 64;
 /// uninterpreted (sound: fewer facts), so no program makes instantiation explode.
 pub const MAX_INSTANCES: u64 = 50_000;
 
+/// The `instantiated` key of an application's derived axioms (besides `false` and
+/// `true`: its other axioms without and with the body).
+const DERIVED: u8 = 2;
+
 /// The axioms of one pure method, over its formals.
 pub struct Definition {
     /// Snapshot, receiver (instance methods), parameters: the function's domain.
     pub formals: Vec<Term>,
     pub body: Vec<Term>,
     pub post: Vec<Term>,
+    /// What holding the precondition's chunks implies (`assumed-before ⇒ fact`: snapshot
+    /// shapes, opened predicates' facts, non-null receivers, distinct locations): true
+    /// only of an application whose precondition was consumed there, so instantiated
+    /// only at such a call (never for an application met inside another axiom).
+    pub derived: Vec<Term>,
     /// Dispatch axioms of an interface's pure method, by implementing class.
     pub dispatch: Vec<(usize, Vec<Term>)>,
     /// The interner generation the terms belong to (`term::generation`).
@@ -74,6 +83,7 @@ impl Definition {
             formals: all(&self.formals),
             body: all(&self.body),
             post: all(&self.post),
+            derived: all(&self.derived),
             dispatch: self.dispatch.iter().map(|(c, ts)| (*c, all(ts))).collect(),
             generation: crate::state::term::generation(),
         }
@@ -202,6 +212,7 @@ impl<'p> Verifier<'p> {
                 formals: vec![],
                 body: vec![],
                 post: vec![],
+                derived: vec![],
                 dispatch: vec![],
                 generation: crate::state::term::generation(),
             };
@@ -225,6 +236,15 @@ impl<'p> Verifier<'p> {
         let failures = self.failures.len();
         let body_axioms: RefCell<Vec<Term>> = RefCell::new(vec![]);
         let post_axioms: RefCell<Vec<Term>> = RefCell::new(vec![]);
+        let derived_axioms: RefCell<Vec<Term>> = RefCell::new(vec![]);
+        let add = |to: &RefCell<Vec<Term>>, ts: Vec<Term>| {
+            let mut to = to.borrow_mut();
+            for t in ts {
+                if !to.contains(&t) {
+                    to.push(t);
+                }
+            }
+        };
         let saved_mode = self.mode;
         self.mode = Mode::WellFormed;
         if let Some(body) = self.body_of(p) {
@@ -236,14 +256,10 @@ impl<'p> Verifier<'p> {
                 v.produce_all(start.clone(), snap.clone(), &m.requires, &|v, s, ()| {
                     v.termination = Some(p);
                     v.eval(s, body, &|v, _s, value| {
-                        let (shapes, guard) = v.guard_between(base, v.dec.mark());
+                        let (derived, guard) = v.guard_between(base, v.dec.mark());
                         let eq = Term::eq(app.clone(), value);
-                        let mut axioms = body_axioms.borrow_mut();
-                        for t in shapes.into_iter().chain([Term::implies(guard, eq)]) {
-                            if !axioms.contains(&t) {
-                                axioms.push(t);
-                            }
-                        }
+                        add(&derived_axioms, derived);
+                        add(&body_axioms, vec![Term::implies(guard, eq)]);
                     });
                     v.termination = None;
                 });
@@ -261,7 +277,7 @@ impl<'p> Verifier<'p> {
                     let mid = v.dec.mark();
                     s.set("result", app.clone());
                     v.produce_all(s, Term::unit(), &m.ensures, &|v, _s, ()| {
-                        let (shapes, guard) = v.guard_between(base, mid);
+                        let (derived, guard) = v.guard_between(base, mid);
                         let (mut conds, mut facts) = (vec![], vec![]);
                         for e in v.dec.entries_since(mid) {
                             match e.kind {
@@ -273,17 +289,13 @@ impl<'p> Verifier<'p> {
                             }
                         }
                         let concl = Term::implies(Term::and_all(conds), Term::and_all(facts));
-                        let mut axioms = post_axioms.borrow_mut();
-                        for t in shapes.into_iter().chain([Term::implies(guard, concl)]) {
-                            if !axioms.contains(&t) {
-                                axioms.push(t);
-                            }
-                        }
+                        add(&derived_axioms, derived);
+                        add(&post_axioms, vec![Term::implies(guard, concl)]);
                     })
                 })
             });
         }
-        let dispatch_axioms = self.translate_dispatch(p, &app, &formals, &start);
+        let dispatch_axioms = self.translate_dispatch(p, &app, &formals, &start, &derived_axioms);
         self.failures.truncate(failures);
         self.mode = saved_mode;
         let skolemize = |ts: Vec<Term>| -> Vec<Term> {
@@ -294,15 +306,28 @@ impl<'p> Verifier<'p> {
         };
         let body = if terminates { skolemize(body_axioms.into_inner()) } else { vec![] };
         let post = skolemize(post_axioms.into_inner());
+        let derived = skolemize(derived_axioms.into_inner());
         let dispatch: Vec<(usize, Vec<Term>)> =
             dispatch_axioms.into_iter().map(|(c, ts)| (c, skolemize(ts))).collect();
         if std::env::var_os("IDF_DEBUG_DEFS").is_some() {
             eprintln!("definition of {name} (terminates: {terminates}):");
-            for t in body.iter().chain(&post).chain(dispatch.iter().flat_map(|(_, ts)| ts)) {
+            for t in body
+                .iter()
+                .chain(&post)
+                .chain(&derived)
+                .chain(dispatch.iter().flat_map(|(_, ts)| ts))
+            {
                 eprintln!("  {t}");
             }
         }
-        Definition { formals, body, post, dispatch, generation: crate::state::term::generation() }
+        Definition {
+            formals,
+            body,
+            post,
+            derived,
+            dispatch,
+            generation: crate::state::term::generation(),
+        }
     }
 
     /// The dispatch axioms of interface pure method `p` (none for a class's), one list
@@ -314,6 +339,7 @@ impl<'p> Verifier<'p> {
         app: &Term,
         formals: &[Term],
         start: &State,
+        derived_out: &RefCell<Vec<Term>>,
     ) -> Vec<(usize, Vec<Term>)> {
         let m = &self.prog.classes[p.class].members[p.member];
         if !self.info.in_interface(p) || m.is_static {
@@ -337,15 +363,22 @@ impl<'p> Verifier<'p> {
                         if v.closes != closes {
                             return;
                         }
-                        let (shapes, guard) = v.guard_between(base, v.dec.mark());
+                        let (derived, guard) = v.guard_between(base, v.dec.mark());
                         let mut cargs = vec![t, this.clone()];
                         cargs.extend(args.iter().cloned());
                         let eq = Term::eq(app.clone(), Term::app(&f, cargs));
-                        let mut axioms = axioms.borrow_mut();
-                        for t in shapes.into_iter().chain([Term::implies(guard, eq)]) {
-                            if !axioms.contains(&t) {
-                                axioms.push(t);
+                        {
+                            let mut to = derived_out.borrow_mut();
+                            for t in derived {
+                                if !to.contains(&t) {
+                                    to.push(t);
+                                }
                             }
+                        }
+                        let mut axioms = axioms.borrow_mut();
+                        let t = Term::implies(guard, eq);
+                        if !axioms.contains(&t) {
+                            axioms.push(t);
                         }
                     })
                 })
@@ -356,38 +389,53 @@ impl<'p> Verifier<'p> {
     }
 
     /// The guard of the path-condition entries in `[from, to)`: the conjunction of
-    /// its branch conditions and assumed facts; and, for each derived fact among them
-    /// (a snapshot's shape, an opened predicate's fact), the axiom `guard so far ⇒
-    /// fact`. Derived facts are not part of the guard: no call site knows them, but
-    /// they hold of every snapshot of the precondition once what was assumed before
-    /// them holds. Axiom entries hold anyway and are skipped.
+    /// all of them (branch conditions, assumed facts, derived facts); and, for each
+    /// derived fact (a snapshot's shape, an opened predicate's fact), the axiom
+    /// `what came before ⇒ fact`, which holds of an application whose precondition's
+    /// chunks are held (`Definition::derived`). Axiom entries hold anyway and are
+    /// skipped.
     fn guard_between(&self, from: usize, to: usize) -> (Vec<Term>, Term) {
         let entries = self.dec.entries_since(from);
         let n = to.saturating_sub(from).min(entries.len());
         let mut so_far = vec![];
-        let mut shapes = vec![];
+        let mut derived = vec![];
         for e in &entries[..n] {
             match e.kind {
-                crate::decider::Kind::Axiom => {}
+                crate::decider::Kind::Axiom => continue,
                 crate::decider::Kind::Derived => {
-                    shapes.push(Term::implies(Term::and_all(so_far.clone()), e.term.clone()))
+                    derived.push(Term::implies(Term::and_all(so_far.clone()), e.term.clone()))
                 }
-                _ => so_far.push(e.term.clone()),
+                _ => {}
             }
+            so_far.push(e.term.clone());
         }
-        (shapes, Term::and_all(so_far))
+        (derived, Term::and_all(so_far))
     }
 
     /// Assume the axioms of the pure-method application `app` (postcondition always;
-    /// body when `body`), then of the applications they mention, while fuel lasts.
-    /// Facts true on every path: nothing here branches or ends a path.
+    /// body when `body`; what holding its precondition implies when `consumed`: the
+    /// precondition was consumed right here), then of the applications they mention,
+    /// while fuel lasts. Nothing here branches or ends a path.
     pub fn instantiate(&mut self, app: &Term, fuel: u32, body: bool, depth: u32) {
+        self.instantiate_app(app, fuel, body, false, depth)
+    }
+
+    /// `instantiate` for an application whose precondition was just consumed (a call
+    /// evaluated in code, a contract or a body).
+    pub fn instantiate_call(&mut self, app: &Term, fuel: u32, body: bool) {
+        self.instantiate_app(app, fuel, body, true, 0)
+    }
+
+    fn instantiate_app(&mut self, app: &Term, fuel: u32, body: bool, consumed: bool, depth: u32) {
         let Op::App(f) = app.op() else { return };
         let Some(&p) = self.info.func_members.get(&f.name) else { return };
         if fuel == 0 {
             return;
         }
-        let key = (app.clone(), body);
+        if consumed {
+            self.assume_derived_of(app, p);
+        }
+        let key = (app.clone(), u8::from(body));
         if self.instantiated.get(&key).is_some_and(|&k| k >= fuel) {
             return;
         }
@@ -446,7 +494,9 @@ impl<'p> Verifier<'p> {
             }
         }
         for a in dispatched {
-            self.instantiate(&a, fuel, body && self.config.infer, depth);
+            // The class's precondition was consumed from the interface's, under the
+            // class known here: consumed exactly when this application was.
+            self.instantiate_app(&a, fuel, body && self.config.infer, consumed, depth);
         }
         let nested_body = body && self.config.infer;
         if depth >= MAX_CHAIN {
@@ -494,6 +544,27 @@ impl<'p> Verifier<'p> {
             }
         }
         self.dec.assume_axiom(t)
+    }
+
+    /// Assume what holding `app`'s precondition implies (its definition's derived
+    /// axioms), once per application on a path. As derived facts: in a translation they
+    /// become the enclosing definition's derived axioms, under what led to this call.
+    fn assume_derived_of(&mut self, app: &Term, p: MemberRef) {
+        let key = (app.clone(), DERIVED);
+        if self.instantiated.contains_key(&key) {
+            return;
+        }
+        self.instantiated.insert(key.clone(), 1);
+        self.inst_log.push((key, None));
+        let Some(d) = self.definition(p) else { return };
+        let map: HashMap<Term, Term> =
+            d.formals.iter().cloned().zip(app.args().iter().cloned()).collect();
+        for ax in &d.derived {
+            let t = ax.substitute(&map);
+            if !t.is_true() {
+                self.dec.assume_derived(t);
+            }
+        }
     }
 
     /// Remember an application by its snapshot, for `after_ghost`.

@@ -544,7 +544,7 @@ impl<'p> Verifier<'p> {
         let term = Term::app(f, fargs);
         // Its axioms: the postcondition, and (with inference, or for `use`) the body.
         let body = explicit || v.config.infer;
-        v.instantiate(&term, crate::rules::definition::FUEL, body, 0);
+        v.instantiate_call(&term, crate::rules::definition::FUEL, body);
         if !v.translating {
             let ty = &v.prog.classes[target.class].members[target.member].ty;
             v.assume_typed(&term, ty, false);

@@ -243,6 +243,7 @@ impl<'p> Verifier<'p> {
         match self.lookup(&s.heap, &kind, Some(&t), &[]) {
             Lookup::Found(i) => {
                 let mut s = s;
+                self.note_ref(&val);
                 s.heap.set_value(&i, val);
                 q(self, s, ())
             }
@@ -377,8 +378,10 @@ impl<'p> Verifier<'p> {
     /// A freshly allocated object (Java's `new`, LANGUAGE.md section 5): non-null and
     /// different from every reference that existed before it. Objects allocated in
     /// this member are numbered (`alloc#(o) = k`), which makes them pairwise distinct
-    /// with one fact each; every other reference the state holds (store, heap, old
-    /// heap) gets a disequality.
+    /// with one fact each; every other reference gets a disequality: the store's, and
+    /// every one a chunk ever held in this member (`note_ref`, recorded as chunks are
+    /// added or written, on any path: a reference of another path is a symbol this
+    /// path leaves free, so the disequality is harmless there). No heap scan per `new`.
     pub fn new_object(&mut self, s: &State, base: &str) -> Term {
         let o = self.fresh(base, Sort::Ref);
         self.dec.assume(Term::ne(o.clone(), Term::null()));
@@ -389,28 +392,37 @@ impl<'p> Verifier<'p> {
         };
         let k = self.allocated.len() as i64 + 1;
         self.dec.assume(Term::eq(Term::app(&alloc, vec![o.clone()]), Term::int(k)));
-        let mut existing: Vec<Term> = vec![];
         let mut seen = crate::state::term::TermSet::default();
-        let mut note = |t: &Term| {
-            if t.sort() == Sort::Ref
-                && !matches!(t.op(), crate::state::term::Op::Null)
-                && !self.allocated.contains(t)
-                && seen.insert(t.clone())
+        let store = s.store.iter().map(|(_, t)| t);
+        let candidates: Vec<Term> = store.chain(self.chunk_refs.iter()).cloned().collect();
+        for r in candidates {
+            if r.sort() == Sort::Ref
+                && !matches!(r.op(), crate::state::term::Op::Null)
+                && !self.allocated.contains(&r)
+                && seen.insert(r.clone())
             {
-                existing.push(t.clone());
+                self.dec.assume(Term::ne(o.clone(), r));
             }
-        };
-        for (_, t) in s.store.iter() {
-            note(t);
-        }
-        for c in s.heap.iter().chain(s.old.iter()) {
-            c.recv.iter().chain(c.args.iter()).chain([&c.value]).for_each(&mut note);
-        }
-        for r in existing {
-            self.dec.assume(Term::ne(o.clone(), r));
         }
         self.allocated.insert(o.clone());
         o
+    }
+
+    /// Remember the references a chunk holds (receiver, arguments, value), for `new`.
+    pub fn note_refs(&mut self, c: &Chunk) {
+        for t in c.recv.iter().chain(c.args.iter()).chain([&c.value]) {
+            self.note_ref(t);
+        }
+    }
+
+    pub fn note_ref(&mut self, t: &Term) {
+        if t.sort() == Sort::Ref
+            && !matches!(t.op(), crate::state::term::Op::Null)
+            && !self.allocated.contains(t)
+            && self.chunk_refs_seen.insert(t.clone())
+        {
+            self.chunk_refs.push(t.clone());
+        }
     }
 
     /// Chunks for every field of class `ci` of object `o`, at default values.

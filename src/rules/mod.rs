@@ -146,6 +146,9 @@ pub struct Verifier<'p> {
     pub name_hint: Option<String>,
     /// Objects allocated by `new` so far (any path), each numbered by `alloc#`.
     pub allocated: crate::state::term::TermSet,
+    /// The references chunks held so far (any path), for `new` (`note_ref`).
+    pub chunk_refs: Vec<Term>,
+    chunk_refs_seen: crate::state::term::TermSet,
     /// The definitions of pure methods translated so far.
     pub defs: definition::Defs,
     /// This verifier translates definitions (it never translates on demand).
@@ -156,8 +159,8 @@ pub struct Verifier<'p> {
     /// Applications whose axioms are assumed on the current path, with the fuel used
     /// (`body` tells whether the body axioms were included), and the log to undo
     /// that when a frame is left.
-    instantiated: HashMap<(Term, bool), u32>,
-    inst_log: Vec<((Term, bool), Option<u32>)>,
+    instantiated: HashMap<(Term, u8), u32>,
+    inst_log: Vec<((Term, u8), Option<u32>)>,
     /// Applications met so far (any path), by snapshot, for `after_ghost`.
     apps_by_snap: HashMap<Term, Vec<Term>>,
     recorded: std::collections::HashSet<Term>,
@@ -236,6 +239,8 @@ impl<'p> Verifier<'p> {
             timed_out: false,
             name_hint: None,
             allocated: Default::default(),
+            chunk_refs: Vec::new(),
+            chunk_refs_seen: Default::default(),
             defs,
             translating: false,
             target: None,

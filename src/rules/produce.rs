@@ -208,6 +208,7 @@ impl<'p> Verifier<'p> {
     /// field or array, a receiver distinct from every other chunk of the same kind.
     pub fn add_chunk(&mut self, s: State, c: Chunk, q: Q<'_, 'p, ()>) {
         let mut s = s;
+        self.note_refs(&c);
         if let Some(r) = &c.recv {
             let nn = Term::ne(r.clone(), Term::null());
             if nn.is_false() {

@@ -26,6 +26,8 @@ impl<'p> Verifier<'p> {
         for p in &m.params {
             let t = Term::var(&p.name.name, sort_of(&p.ty));
             self.assume_typed(&t, &p.ty, false);
+            // An argument existed before anything the member allocates.
+            self.note_ref(&t);
             s.set(&p.name.name, t);
         }
         s

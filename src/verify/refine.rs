@@ -74,7 +74,7 @@ impl<'p> Verifier<'p> {
                     fargs.extend(args.iter().cloned());
                     let result = Term::app(&f, fargs);
                     let body = v.config.infer;
-                    v.instantiate(&result, crate::rules::definition::FUEL, body, 0);
+                    v.instantiate_call(&result, crate::rules::definition::FUEL, body);
                     v.assume_typed(&result, &m.ty, false);
                     let mut store = istore.clone();
                     store.insert_mut("result".into(), result);
