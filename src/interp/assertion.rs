@@ -198,7 +198,7 @@ impl<'p> Interp<'p> {
     /// it is now); on failure `h2` is unchanged.
     pub fn close(&self, heap: &Heap, p: MemberRef, args: &[Value], h2: &mut Bag) -> R<Consumed> {
         let Some(body) = self.body_of(p) else {
-            return raw("internal.error", crate::syntax::ast::Span::default(), "no body");
+            return Err(Stop::Rejected(super::exec::UNDISPATCHED.into()));
         };
         let locals = self.pred_locals(p, args);
         let before = h2.clone();
@@ -330,7 +330,7 @@ impl<'p> Interp<'p> {
                     self.instance_args(&cx, a, None)?
                 };
                 let Some(body) = self.body_of(p) else {
-                    return raw("internal.error", a.span, "a predicate without a body");
+                    return Err(Stop::Rejected(super::exec::UNDISPATCHED.into()));
                 };
                 if matches!(args.first(), Some(Value::Null))
                     && self.member(p).is_some_and(|m| !m.is_static)

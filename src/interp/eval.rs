@@ -297,7 +297,7 @@ impl<'p> Interp<'p> {
         self.consume_all(&ccx, &m.requires, &mut h2, &mut got)
             .map_err(|s| s.via_call(call.span))?;
         let Body::Return(body) = &m.body else {
-            return raw("internal.error", call.span, "a pure method without a body");
+            return Err(Stop::Rejected(super::exec::UNDISPATCHED.into()));
         };
         let view = [&got.bag];
         let bcx = Cx { heap: cx.heap, view: &view, locals: &locals, old: None };

@@ -22,6 +22,11 @@ use crate::syntax::ast::{
 use num_traits::ToPrimitive;
 use std::rc::Rc;
 
+/// Why a run stops, unjudged, at an interface's member (a predicate family or a
+/// dynamically bound call): the interpreter does not dispatch on classes yet, so such
+/// a run is set aside (like inputs the precondition rejects), never called a failure.
+pub const UNDISPATCHED: &str = "an interface member (dynamic dispatch is not interpreted)";
+
 /// How a statement ended.
 pub enum Flow {
     Normal,
@@ -107,7 +112,8 @@ impl<'p> Interp<'p> {
             }));
         };
         let Body::Block(b) = &m.body else {
-            return Ok((Value::Null, Bag::default()));
+            // An interface's method (no body): bound at run time to a class's.
+            return Err(Stop::Rejected(UNDISPATCHED.into()));
         };
         let result = match self.exec_block(f, &b.stmts)? {
             Flow::Return(Some(v)) => v,
@@ -190,7 +196,7 @@ impl<'p> Interp<'p> {
                 };
                 let ctx = Ctx { id: "close.failed", call: Some(st.span) };
                 let Some(body) = self.body_of(p) else {
-                    return raw("internal.error", st.span, "a predicate without a body");
+                    return Err(Stop::Rejected(UNDISPATCHED.into()));
                 };
                 let locals = self.pred_locals(p, &args);
                 let before = f.bag.clone();
