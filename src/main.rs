@@ -186,6 +186,7 @@ fn real_main() -> i32 {
     // Human and JSON Lines output stream as members finish; the others need the run.
     let mut out = StandardStream::stdout(color_choice());
     let mut streamed: std::io::Result<()> = Ok(());
+    let mut views = report::FileView::default();
     let hopts = human::HumanOptions { stats: cli.stats };
     let run = if cli.expect || cli.format == Format::Json {
         driver::run(&cli.paths, &opts)
@@ -195,11 +196,11 @@ fn real_main() -> i32 {
                 return;
             }
             streamed = match cli.format {
-                Format::Jsonl => match report::json::event_line(&ev) {
+                Format::Jsonl => match report::json::event_line(&ev, &mut views) {
                     Some(line) => writeln!(out, "{line}").and_then(|()| out.flush()),
                     None => Ok(()),
                 },
-                _ => human::render_event(&mut out, &ev, file_count > 1, hopts),
+                _ => human::render_event(&mut out, &ev, file_count > 1, hopts, &mut views),
             };
         })
     };

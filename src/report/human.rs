@@ -38,7 +38,7 @@ pub fn render<W: WriteColor>(w: &mut W, run: &Run, opts: HumanOptions) -> io::Re
 /// The source as shown under diagnostics: each ASCII control byte other than tab and
 /// line ends becomes `?` (same length, so spans still fit), so a NUL in the input is
 /// visible and the caret under it is drawn.
-fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
     let hidden = |c: char| c.is_ascii_control() && !matches!(c, '\t' | '\n' | '\r');
     if text.contains(hidden) {
         text.chars().map(|c| if hidden(c) { '?' } else { c }).collect::<String>().into()
@@ -54,6 +54,7 @@ pub fn render_event<W: WriteColor>(
     ev: &crate::driver::Event<'_>,
     many: bool,
     opts: HumanOptions,
+    views: &mut super::FileView,
 ) -> io::Result<()> {
     use crate::driver::Event;
     match ev {
@@ -73,9 +74,21 @@ pub fn render_event<W: WriteColor>(
             Ok(())
         }
         Event::Member(source, m) => {
-            let shown = visible(&source.text);
-            let file = SimpleFile::new(source.path.as_str(), shown.as_ref());
-            render_member(w, &file, &Lines::new(&source.text), m, opts)?;
+            // A codespan file indexes its lines when made: only for a member with
+            // something to show under its source.
+            if let MemberOutcome::Done(r) = m
+                && r.errors.is_empty()
+                && r.warnings.is_empty()
+            {
+                member_line(w, r)?;
+                if let (true, Some(stats)) = (opts.stats, &r.stats) {
+                    stats_line(w, stats)?;
+                }
+                return w.flush();
+            }
+            let view = views.of(source);
+            let file = SimpleFile::new(source.path.as_str(), view.shown.as_str());
+            render_member(w, &file, &Lines::with_starts(&source.text, &view.starts), m, opts)?;
             w.flush()
         }
     }

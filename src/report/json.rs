@@ -187,7 +187,7 @@ fn internal<'a>(
 
 /// One JSON Lines record (`--format jsonl`) for a streamed event: a file's input
 /// errors, or one member with its file's path.
-pub fn event_line(ev: &crate::driver::Event<'_>) -> Option<String> {
+pub fn event_line(ev: &crate::driver::Event<'_>, views: &mut super::FileView) -> Option<String> {
     use crate::driver::Event;
     let v = match ev {
         Event::File(_, None) => return None,
@@ -198,7 +198,8 @@ pub fn event_line(ev: &crate::driver::Event<'_>) -> Option<String> {
             serde_json::json!({"file": source.path, "status": "input-error", "diagnostics": diags})
         }
         Event::Member(source, m) => {
-            let lines = Lines::new(&source.text);
+            let view = views.of(source);
+            let lines = Lines::with_starts(&source.text, &view.starts);
             let member = match m {
                 MemberOutcome::Done(r) => member(r, &lines),
                 MemberOutcome::Internal { name, kind, span, message } => {

@@ -8,6 +8,30 @@ pub mod expect;
 pub mod human;
 pub mod json;
 
+/// What streaming a file's members needs of its text, computed once per file (not per
+/// member: a file of 10,000 members would make that quadratic).
+#[derive(Default)]
+pub struct FileView {
+    path: String,
+    len: usize,
+    /// The text with control bytes made visible (`human::visible`).
+    pub shown: String,
+    pub starts: Vec<usize>,
+}
+
+impl FileView {
+    /// The view of `source`, recomputed only when the file changes.
+    pub fn of(&mut self, source: &crate::driver::Source) -> &FileView {
+        if self.path != source.path || self.len != source.text.len() || self.starts.is_empty() {
+            self.path = source.path.clone();
+            self.len = source.text.len();
+            self.shown = human::visible(&source.text).into_owned();
+            self.starts = line_starts(&source.text);
+        }
+        self
+    }
+}
+
 use crate::driver::{FileStatus, MemberOutcome, Run};
 use crate::verify::Status;
 
@@ -15,14 +39,22 @@ use crate::verify::Status;
 /// characters) in O(log n) each.
 pub struct Lines<'a> {
     text: &'a str,
-    starts: Vec<usize>,
+    starts: std::borrow::Cow<'a, [usize]>,
+}
+
+/// The line starts of `text`.
+pub fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect()
 }
 
 impl<'a> Lines<'a> {
     pub fn new(text: &'a str) -> Lines<'a> {
-        let starts =
-            std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        Lines { text, starts }
+        Lines { text, starts: line_starts(text).into() }
+    }
+
+    /// With line starts computed before (`line_starts`), in O(1).
+    pub fn with_starts(text: &'a str, starts: &'a [usize]) -> Lines<'a> {
+        Lines { text, starts: starts.into() }
     }
 
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
