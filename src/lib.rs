@@ -6,6 +6,7 @@ pub mod driver;
 pub mod interp;
 pub mod replay;
 pub mod report;
+pub mod rng;
 pub mod rules;
 pub mod schedule;
 pub mod state;

@@ -19,26 +19,7 @@ pub struct Inputs {
     pub args: Vec<Value>,
 }
 
-/// splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
+use crate::rng::Rng;
 
 struct Builder<'a> {
     layout: &'a Layout,
@@ -66,7 +47,7 @@ impl Builder<'_> {
         if cands.is_empty() {
             return None;
         }
-        Some(Value::Ref(cands[self.rng.below(cands.len() as u64) as usize]))
+        Some(Value::Ref(cands[self.rng.below(cands.len())]))
     }
 
     fn value(&mut self, t: &Type, depth: u32) -> Value {
@@ -94,7 +75,7 @@ impl Builder<'_> {
                 let ci = match ci {
                     Some(ci) => ci,
                     None if self.layout.field_types.is_empty() => return Value::Null,
-                    None => self.rng.below(self.layout.field_types.len() as u64) as usize,
+                    None => self.rng.below(self.layout.field_types.len()),
                 };
                 self.object(ci, depth)
             }
@@ -106,7 +87,7 @@ impl Builder<'_> {
                     return Value::Null;
                 }
                 self.budget -= 1;
-                let n = self.rng.below(5) as usize;
+                let n = self.rng.below(5);
                 let o = self
                     .heap
                     .alloc(Object { kind: ObjKind::Array((**elem).clone()), slots: vec![] });
@@ -189,7 +170,7 @@ pub fn complete(
             }
             ObjKind::Array(t) => {
                 if !sized.contains(&o) {
-                    let n = b.rng.below(5) as usize;
+                    let n = b.rng.below(5);
                     if let Some(obj) = b.heap.objects.get_mut(o) {
                         obj.slots = vec![Value::default_of(&t); n];
                     }

@@ -183,18 +183,20 @@ impl<'p> Verifier<'p> {
 
     /// The translator: a verifier with its own decider, created on first use.
     fn translator(&mut self) -> &mut Verifier<'p> {
-        let (prog, info, defs, deadline) =
-            (self.prog, self.info, self.defs.clone(), self.dec.deadline());
-        let mut config = self.config.clone();
-        config.trace = false;
-        config.counterexample = false;
-        self.translator.get_or_insert_with(|| {
-            let mut t = Verifier::new(prog, info, config);
-            t.translating = true;
-            t.defs = defs;
-            t.dec.set_deadline(deadline);
-            Box::new(t)
-        })
+        let t = match self.translator.take() {
+            Some(t) => t,
+            None => {
+                let mut config = self.config.clone();
+                config.trace = false;
+                config.counterexample = false;
+                let mut t = Verifier::new(self.prog, self.info, config);
+                t.translating = true;
+                t.defs = self.defs.clone();
+                t.dec.set_deadline(self.dec.deadline());
+                Box::new(t)
+            }
+        };
+        self.translator.insert(t)
     }
 
     /// Translate pure method `p` into its axioms (run on the translator).

@@ -156,7 +156,7 @@ fn smoke(v: &Verifier<'_>, m: &crate::syntax::ast::Member, name: &str) -> Vec<Ve
         out.push(warn(
             m.name.span,
             format!(
-                "no path reaches the end of `{name}`: it verifies vacuously (is its precondition contradictory?)"
+                "no path reaches the end of `{name}`: it verifies vacuously (is its precondition contradictory, or does every path loop for ever?)"
             ),
         ));
     }

@@ -10,30 +10,7 @@
 //! ([`Hold`]): pure calls, ghost statements and field accesses are drawn from it, so
 //! that a fair share of members verify.
 
-/// splitmix64.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
-    }
-
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-
-    pub fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
-    }
-}
+pub use idf_verify::rng::Rng;
 
 /// What a permission held by a method gives access to.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -91,6 +68,11 @@ fn call(recv: &str, m: &str, args: &str) -> String {
 }
 
 impl Gen {
+    /// One of the given words.
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        self.rng.pick(xs)
+    }
+
     pub fn new(seed: u64) -> Gen {
         Gen { rng: Rng(seed), fresh: 0, n_sigs: vec![], b_sigs: vec![], has_ctor: false }
     }
@@ -125,18 +107,18 @@ impl Gen {
         let e = match h.kind {
             Kind::P if self.rng.chance(15) => {
                 let n = dot("n");
-                let inner = self.rng.pick(&["0", "1", "NF"]).replace("NF", &format!("{n}.f"));
+                let inner = self.pick(&["0", "1", "NF"]).replace("NF", &format!("{n}.f"));
                 format!(
                     "(opening {} in ({n} == null ? {} : {inner}))",
                     call(r, "p", ""),
                     self.lit()
                 )
             }
-            Kind::P => call(r, self.rng.pick(&["g", "h", "h", "g2"]), ""),
+            Kind::P => call(r, self.pick(&["g", "h", "h", "g2"]), ""),
             Kind::L if self.rng.chance(15) => {
                 format!("(using {} in {})", call(r, "len", ""), call(r, "sum", ""))
             }
-            Kind::L => call(r, self.rng.pick(&["len", "sum", "len"]), ""),
+            Kind::L => call(r, self.pick(&["len", "sum", "len"]), ""),
             Kind::B => {
                 if self.rng.chance(50) {
                     call(r, "size", "")
@@ -151,7 +133,7 @@ impl Gen {
                     }
                 }
             }
-            Kind::Fields => format!("{r}.{}", self.rng.pick(&["f", "v"])),
+            Kind::Fields => format!("{r}.{}", self.pick(&["f", "v"])),
         };
         let e = if cx.old && self.rng.chance(15) && h.kind != Kind::Fields {
             format!("old({e})")
@@ -173,11 +155,11 @@ impl Gen {
             3..=5 => self.int_from_hold(cx, d).unwrap_or_else(|| self.int_atom(cx)),
             6 => {
                 let (a, b) = (self.int_expr(cx, d + 1), self.int_expr(cx, d + 1));
-                format!("({a} {} {b})", self.rng.pick(&["+", "-", "+"]))
+                format!("({a} {} {b})", self.pick(&["+", "-", "+"]))
             }
             7 => {
                 let a = self.int_expr(cx, d + 1);
-                format!("({a} {} 2)", self.rng.pick(&["*", "/", "%"]))
+                format!("({a} {} 2)", self.pick(&["*", "/", "%"]))
             }
             8 => {
                 let c = self.bool_expr(cx, d + 1);
@@ -194,12 +176,12 @@ impl Gen {
     fn bool_expr(&mut self, cx: &Cx, d: u32) -> String {
         if d > 2 {
             let (a, b) = (self.int_atom(cx), self.int_atom(cx));
-            return format!("{a} {} {b}", self.rng.pick(&["<", "<=", "==", "!="]));
+            return format!("{a} {} {b}", self.pick(&["<", "<=", "==", "!="]));
         }
         match self.rng.below(14) {
             0..=4 => {
                 let (a, b) = (self.int_expr(cx, d + 1), self.int_expr(cx, d + 1));
-                format!("{a} {} {b}", self.rng.pick(&["<", "<=", "==", "!=", ">=", ">"]))
+                format!("{a} {} {b}", self.pick(&["<", "<=", "==", "!=", ">=", ">"]))
             }
             5 => {
                 let (a, b) = (self.bool_expr(cx, d + 1), self.bool_expr(cx, d + 1));
@@ -246,9 +228,9 @@ impl Gen {
                 }
                 let r = &refs[self.rng.below(refs.len())];
                 let s = &refs[self.rng.below(refs.len())];
-                format!("{r} {} {s}", self.rng.pick(&["==", "!="]))
+                format!("{r} {} {s}", self.pick(&["==", "!="]))
             }
-            _ => self.rng.pick(&["true", "false", "true"]).into(),
+            _ => self.pick(&["true", "false", "true"]).into(),
         }
     }
 
@@ -384,8 +366,8 @@ impl Gen {
         let close = format!("close {};", call(r, pred, ""));
         if self.rng.chance(20) {
             let m = match h.kind {
-                Kind::P => self.rng.pick(&["g", "g2", "h"]),
-                Kind::L => self.rng.pick(&["len", "sum"]),
+                Kind::P => self.pick(&["g", "g2", "h"]),
+                Kind::L => self.pick(&["len", "sum"]),
                 _ => "size",
             };
             let c = self.bool_expr(cx, 1);
@@ -686,10 +668,10 @@ impl Gen {
             0 => "acc(v) && acc(nx) && (nx != null ==> nx.list())",
             _ => "acc(v) && acc(nx) && v >= 0 && (nx != null ==> nx.list())",
         };
-        let g = self.rng.pick(&["0", "(n == null ? 0 : n.f)", "(n != null ? 1 : 0)"]);
-        let g2 = self.rng.pick(&["g()", "(opening p() in n == null) ? 0 : 1"]);
-        let h = self.rng.pick(&["g2()", "g() + 1", "g2() + g()"]);
-        let len_post = self.rng.pick(&["result >= 1", "result >= 1", "result > 1"]);
+        let g = self.pick(&["0", "(n == null ? 0 : n.f)", "(n != null ? 1 : 0)"]);
+        let g2 = self.pick(&["g()", "(opening p() in n == null) ? 0 : 1"]);
+        let h = self.pick(&["g2()", "g() + 1", "g2() + g()"]);
+        let len_post = self.pick(&["result >= 1", "result >= 1", "result > 1"]);
         let sum_post = if list.contains("v >= 0") { "ensures result >= 0;" } else { "" };
         self.has_ctor = self.rng.chance(25);
         let ctor = if self.has_ctor {
