@@ -70,7 +70,7 @@ fn call(recv: &str, m: &str, args: &str) -> String {
 impl Gen {
     /// One of the given words.
     fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        self.rng.pick(xs)
+        xs[self.rng.below(xs.len())]
     }
 
     pub fn new(seed: u64) -> Gen {
