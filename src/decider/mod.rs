@@ -302,9 +302,20 @@ impl Decider {
     }
 
     /// Values of `terms` in a model of Σ ∪ {t}, printed by Z3.
+    /// Asked of a new Z3 context holding exactly Σ (see [`z3::fresh_model_values`]).
     pub fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
-        self.sync();
-        self.backend().model_values(t, terms)
+        let timeout_ms = match self.deadline {
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return None;
+                }
+                Some(left.as_millis().min(u32::MAX as u128) as u32)
+            }
+            None => None,
+        };
+        let sigma: Vec<Term> = self.pc.iter().map(|e| e.term.clone()).collect();
+        z3::fresh_model_values(&sigma, t, terms, timeout_ms)
     }
 
     /// The path condition, for traces.

@@ -221,7 +221,7 @@ impl Backend {
     }
 
     /// Values of `terms` in a model of the assertions plus `t` (for counterexamples).
-    pub fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
+    fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
         if self.check_with(t) != Sat::Sat {
             return None;
         }
@@ -235,6 +235,48 @@ impl Backend {
                 })
                 .collect(),
         )
+    }
+}
+
+/// Values of `terms` in a model of `assumptions` plus `t`, found in a new Z3 context
+/// made for this one question: the model depends only on these terms and their order,
+/// never on what the thread's reused solver saw before (the members verified earlier on
+/// it), so counterexamples are the same byte for byte whatever ran before and whatever
+/// `--jobs` is. A context costs a few milliseconds: only failures with a counterexample
+/// pay it.
+pub fn fresh_model_values(
+    assumptions: &[Term],
+    t: &Term,
+    terms: &[Term],
+    timeout_ms: Option<u32>,
+) -> Option<Vec<Option<String>>> {
+    let question = SameThread((assumptions, t, terms));
+    z3::with_z3_config(&z3::Config::new(), move || {
+        let (assumptions, t, terms) = question.get();
+        let mut b = Backend::new();
+        if let Some(ms) = timeout_ms {
+            b.set_timeout_ms(ms);
+        }
+        for a in assumptions {
+            b.assert(a);
+        }
+        b.model_values(t, terms)
+    })
+}
+
+/// Data handed to a closure that `with_z3_config` runs at once on the calling thread.
+/// Its `Send + Sync` bound keeps Z3 objects of two contexts apart; terms are not Z3
+/// objects, and they never leave this thread.
+struct SameThread<T>(T);
+// SAFETY: `with_z3_context` calls its callback synchronously on the current thread
+// (see z3's lib.rs): the wrapped value is never sent to, nor shared with, another thread.
+unsafe impl<T> Send for SameThread<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SameThread<T> {}
+impl<T: Copy> SameThread<T> {
+    /// The value (a method call, so that the closure captures the whole wrapper).
+    fn get(&self) -> T {
+        self.0
     }
 }
 

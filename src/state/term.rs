@@ -98,6 +98,13 @@ pub enum Op {
 
 pub struct Node {
     pub id: u64,
+    /// A hash of the term's structure (operator, sort, arguments' shapes): unlike the
+    /// id, the same for the same term whatever was interned before it, so orders built
+    /// on it (`Term::eq`'s argument order, `Ord`) never depend on a thread's history.
+    pub shape: u64,
+    /// Nodes in the term's tree (saturating): smaller terms order first, so an
+    /// equation reads `x = f(x)`, not `f(x) = x`.
+    pub size: u32,
     pub sort: Sort,
     pub op: Op,
     pub args: Box<[Term]>,
@@ -137,9 +144,12 @@ impl PartialOrd for Term {
         Some(self.cmp(other))
     }
 }
+/// By size, then shape, then (for the rare collision of two shapes) by id: output
+/// sorted by terms is the same whatever the thread interned before.
 impl Ord for Term {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.id.cmp(&other.0.id)
+        let key = |t: &Term| (t.0.size, t.0.shape, t.0.id);
+        key(self).cmp(&key(other))
     }
 }
 
@@ -201,7 +211,22 @@ fn mk(op: Op, sort: Sort, args: Vec<Term>) -> Term {
             return t.clone();
         }
         i.next_id += 1;
-        let t = Term(Rc::new(Node { id: i.next_id, sort, op: key.0.clone(), args: args.into() }));
+        let mut h = std::hash::DefaultHasher::new();
+        key.0.hash(&mut h);
+        sort.hash(&mut h);
+        for a in &args {
+            a.0.shape.hash(&mut h);
+        }
+        let shape = h.finish();
+        let size = args.iter().fold(1u32, |n, a| n.saturating_add(a.0.size));
+        let t = Term(Rc::new(Node {
+            id: i.next_id,
+            shape,
+            size,
+            sort,
+            op: key.0.clone(),
+            args: args.into(),
+        }));
         i.table.insert(key, t.clone());
         t
     })
@@ -354,7 +379,7 @@ impl Term {
             _ => {}
         }
         // A canonical order makes `a == b` and `b == a` the same term.
-        let (a, b) = if a.id() <= b.id() { (a, b) } else { (b, a) };
+        let (a, b) = if a <= b { (a, b) } else { (b, a) };
         mk(Op::Eq, Sort::Bool, vec![a, b])
     }
     pub fn ne(a: Term, b: Term) -> Term {
