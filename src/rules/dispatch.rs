@@ -90,6 +90,7 @@ impl<'p> Verifier<'p> {
     /// Assume what the declared type of local `x` says of `o`, a fresh value of it
     /// (a loop or a `join` havocs the locals it assigns).
     pub fn assume_local_typed(&mut self, x: &str, o: &Term) {
+        self.note_ref(o);
         if let Some(Some(ty)) = self.local_types.get(x).cloned() {
             self.assume_typed(o, &ty, false);
         }

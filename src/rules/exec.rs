@@ -76,6 +76,7 @@ impl<'p> Verifier<'p> {
                 }
                 Some(rhs) => self.with_hint(&name.name, |v| {
                     v.exec_rhs(s, rhs, &|v, mut s, t| {
+                        v.note_ref(&t);
                         s.set(&name.name, t);
                         q(v, s, ())
                     })
@@ -155,7 +156,7 @@ impl<'p> Verifier<'p> {
                     return;
                 }
                 let base = v.name_hint.take().unwrap_or_else(|| "arr".to_string());
-                let a = v.new_object(&s, &base);
+                let a = v.new_object(&base);
                 v.dec.assume(Term::eq(Term::len(a.clone()), n));
                 let e = elem_of(&Type::Array(Box::new(elem.clone())));
                 let contents = Term::default_of(Sort::Arr(e));
@@ -187,6 +188,7 @@ impl<'p> Verifier<'p> {
         match &lhs.kind {
             ExprKind::Local(x) | ExprKind::Name(x) => self.with_hint(x, |v| {
                 v.exec_rhs(s, rhs, &|v, mut s, t| {
+                    v.note_ref(&t);
                     s.set(x, t);
                     q(v, s, ())
                 })
@@ -353,12 +355,12 @@ impl<'p> Verifier<'p> {
     ) {
         let Some(ci) = self.prog.classes.iter().position(|c| c.name.name == class) else {
             // `new Object()`
-            let o = self.new_object(&s, "obj");
+            let o = self.new_object("obj");
             return q(self, s, o);
         };
         let cls = &self.prog.classes[ci];
         let base = self.name_hint.take().unwrap_or_else(|| class.to_lowercase());
-        let o = self.new_object(&s, &base);
+        let o = self.new_object(&base);
         // Java's `new C(..)` makes an object of exactly class `C` (section 10).
         self.assume_class(&o, ci);
         let ctor = cls.members.iter().position(|m| m.kind == MemberKind::Constructor);
@@ -378,11 +380,12 @@ impl<'p> Verifier<'p> {
     /// A freshly allocated object (Java's `new`, LANGUAGE.md section 5): non-null and
     /// different from every reference that existed before it. Objects allocated in
     /// this member are numbered (`alloc#(o) = k`), which makes them pairwise distinct
-    /// with one fact each; every other reference gets a disequality: the store's, and
-    /// every one a chunk ever held in this member (`note_ref`, recorded as chunks are
-    /// added or written, on any path: a reference of another path is a symbol this
-    /// path leaves free, so the disequality is harmless there). No heap scan per `new`.
-    pub fn new_object(&mut self, s: &State, base: &str) -> Term {
+    /// with one fact each; every other reference gets a disequality: every one a chunk
+    /// or a local ever held in this member (`note_ref`, recorded as chunks are added or
+    /// written and as locals are assigned, on any path: a reference of another path is
+    /// a symbol this path leaves free, so the disequality is harmless there). No heap
+    /// or store scan per `new`: a thousand `new`s in a row stay linear.
+    pub fn new_object(&mut self, base: &str) -> Term {
         let o = self.fresh(base, Sort::Ref);
         self.dec.assume(Term::ne(o.clone(), Term::null()));
         let alloc = crate::state::term::Func {
@@ -392,17 +395,8 @@ impl<'p> Verifier<'p> {
         };
         let k = self.allocated.len() as i64 + 1;
         self.dec.assume(Term::eq(Term::app(&alloc, vec![o.clone()]), Term::int(k)));
-        let mut seen = crate::state::term::TermSet::default();
-        let store = s.store.iter().map(|(_, t)| t);
-        let candidates: Vec<Term> = store.chain(self.chunk_refs.iter()).cloned().collect();
-        for r in candidates {
-            if r.sort() == Sort::Ref
-                && !matches!(r.op(), crate::state::term::Op::Null)
-                && !self.allocated.contains(&r)
-                && seen.insert(r.clone())
-            {
-                self.dec.assume(Term::ne(o.clone(), r));
-            }
+        for r in self.chunk_refs.clone() {
+            self.dec.assume(Term::ne(o.clone(), r));
         }
         self.allocated.insert(o.clone());
         o
