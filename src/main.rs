@@ -65,6 +65,10 @@ struct Cli {
     /// end, or one of its `assert`s or `return`s.
     #[arg(long)]
     smoke: bool,
+    /// Explore every path of an `if` separately instead of merging the states its
+    /// branches end in.
+    #[arg(long)]
+    no_merge: bool,
 }
 
 /// The longest `--timeout` accepted (a week), and the most `--jobs`.
@@ -173,6 +177,7 @@ fn real_main() -> i32 {
             counterexample: cli.counterexample,
             stats: cli.stats,
             smoke: cli.smoke,
+            merge: !cli.no_merge,
         },
         jobs: cli.jobs.unwrap_or(0),
         check_only: false,

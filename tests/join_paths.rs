@@ -1,5 +1,6 @@
 //! `join` (the paper's section 6.1) cuts the paths explored through K independent
-//! ifs from 2^K to 2·2^(K/2): the statistics count them.
+//! ifs from 2^K to 2·2^(K/2) (with state merging off, `--no-merge`), and automatic
+//! state merging to one: the statistics count them.
 
 use idf_verify::driver::front_end;
 use idf_verify::syntax::ast::{MemberKind, MemberRef, Program};
@@ -23,9 +24,15 @@ fn program(k: usize, join: bool) -> String {
 }
 
 fn paths(src: &str) -> (Status, u64) {
+    let (status, paths, _) = verify(src, false);
+    (status, paths)
+}
+
+/// Status, paths and merges of the first method of `src`.
+fn verify(src: &str, merge: bool) -> (Status, u64, u64) {
     let prog: Program = front_end(src).expect("a well-formed program");
     let m = prog.classes[0].members.iter().position(|m| m.kind == MemberKind::Method).expect("m");
-    let config = Config { stats: true, ..Config::default() };
+    let config = Config { stats: true, merge, ..Config::default() };
     let r = std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || {
@@ -35,7 +42,8 @@ fn paths(src: &str) -> (Status, u64) {
         .expect("thread")
         .join()
         .expect("no panic");
-    (r.status, r.stats.expect("stats").paths)
+    let stats = r.stats.expect("stats");
+    (r.status, stats.paths, stats.merges)
 }
 
 #[test]
@@ -56,4 +64,22 @@ fn a_join_that_forgets_too_much_fails() {
     let src = "class P { static void m(int x) { int r = 0; if (x == 0) { r = 1; } else { r = 2; } join r >= 1; assert r == 1 || r == 2; } }";
     let (status, _) = paths(src);
     assert_eq!(status, Status::Failed);
+}
+
+#[test]
+fn merging_runs_the_code_after_each_if_once() {
+    for k in [4usize, 10, 30] {
+        let (status, paths, merges) = verify(&program(k, false), true);
+        assert_eq!(status, Status::Verified);
+        assert_eq!((paths, merges), (1, k as u64), "{k} ifs: one path, {k} merges");
+    }
+}
+
+#[test]
+fn a_merged_state_forgets_nothing() {
+    // Merged, r is exactly 1 or 2 (no join forgets it), and nothing more.
+    let ok = "class P { static void m(int x) { int r = 0; if (x == 0) { r = 1; } else { r = 2; } assert r == 1 || r == 2; assert x == 0 ==> r == 1; } }";
+    assert_eq!(verify(ok, true).0, Status::Verified);
+    let wrong = "class P { static void m(int x) { int r = 0; if (x == 0) { r = 1; } else { r = 2; } assert r == 1; } }";
+    assert_eq!(verify(wrong, true).0, Status::Failed);
 }

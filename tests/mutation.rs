@@ -100,7 +100,10 @@ fn check(m: &Mutant) -> Option<String> {
     let Some((r, _)) = select_members(&program, std::slice::from_ref(&m.member)).pop() else {
         return Some(format!("{what}: member lost"));
     };
-    match verify_member(&program, r, &Config { timeout: Some(60.0), ..Config::default() }) {
+    // Every other mutant is verified with state merging off: both must fail it.
+    let config =
+        Config { timeout: Some(60.0), merge: m.offset.is_multiple_of(2), ..Config::default() };
+    match verify_member(&program, r, &config) {
         Err(e) => Some(format!("{what}: internal error: {e}")),
         // Reported at the conjunct `false`, inside the inserted statement.
         Ok(res)

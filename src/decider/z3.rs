@@ -141,8 +141,14 @@ impl Backend {
 
     /// Forget translations (between members: term ids are never reused, but the
     /// cache should not grow with every member a thread verifies).
+    /// Ready for the next member: forget the term translations (terms are re-interned
+    /// per member) and reset the solver, so that nothing it learnt from the members
+    /// verified before (lemmas, activity, phases) changes this member's answers. Hard
+    /// (nonlinear) queries depend on that state: without the reset, a member's verdict
+    /// could depend on which members ran before it on the same thread.
     pub fn clear_cache(&mut self) {
         self.cache.clear();
+        self.solver.reset();
     }
 
     fn translate_new(&mut self, t: &Term) -> Dynamic {

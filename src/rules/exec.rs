@@ -5,7 +5,7 @@
 //! the statement's continuation, so it ends the path wherever it appears.
 
 use crate::rules::eval::Lookup;
-use crate::rules::{Mode, Q, Verifier, elem_of, sort_of};
+use crate::rules::{Mode, Q, Verifier, elem_of, merge, sort_of};
 use crate::state::State;
 use crate::state::chunk::{Chunk, ChunkKind};
 use crate::state::heap::Heap;
@@ -85,22 +85,12 @@ impl<'p> Verifier<'p> {
             StmtKind::Assign { lhs, rhs } => self.exec_assign(s, lhs, rhs, q),
             StmtKind::Call(call) => self.exec_call(s, call, &|v, s, _| q(v, s, ())),
             StmtKind::If { cond, then, els } => self.eval(s, cond, &|v, s, c| {
-                let head = || format!("if ({})", crate::rules::show::expr(cond));
-                v.branch(
-                    s,
-                    c,
-                    &|v, s, ()| {
-                        v.trace_step(&s, || format!("{}: then", head()), cond.span);
-                        v.exec_block(s, &then.stmts, ret, q)
-                    },
-                    &|v, s, ()| {
-                        v.trace_step(&s, || format!("{}: else", head()), cond.span);
-                        match els {
-                            Some(e) => v.exec(s, e, ret, q),
-                            None => q(v, s, ()),
-                        }
-                    },
-                )
+                let els = els.as_deref();
+                if v.config.merge && !c.is_true() && !c.is_false() {
+                    v.exec_if_merging(s, c, cond, then, els, ret, q)
+                } else {
+                    v.exec_if(s, c, cond, then, els, ret, q)
+                }
             }),
             StmtKind::While { cond, invariants, body } => {
                 self.exec_while(s, st.span, cond, invariants, body, ret, q)
@@ -181,6 +171,114 @@ impl<'p> Verifier<'p> {
                 k == MemberKind::Method
             }
             _ => false,
+        }
+    }
+
+    /// `if (c) then else els`, each feasible branch going on to `q` on its own path.
+    #[allow(clippy::too_many_arguments)]
+    fn exec_if(
+        &mut self,
+        s: State,
+        c: Term,
+        cond: &'p Expr,
+        then: &'p Block,
+        els: Option<&'p Stmt>,
+        ret: Ret<'_, 'p>,
+        q: Q<'_, 'p, ()>,
+    ) {
+        let head = || format!("if ({})", crate::rules::show::expr(cond));
+        self.branch(
+            s,
+            c,
+            &|v, s, ()| {
+                v.trace_step(&s, || format!("{}: then", head()), cond.span);
+                v.exec_block(s, &then.stmts, ret, q)
+            },
+            &|v, s, ()| {
+                v.trace_step(&s, || format!("{}: else", head()), cond.span);
+                match els {
+                    Some(e) => v.exec(s, e, ret, q),
+                    None => q(v, s, ()),
+                }
+            },
+        )
+    }
+
+    /// `if` with state merging (`merge`): the branches run in a join; the states they
+    /// end in become one (values `ite(guard, v1, v2)`, each branch's facts under its
+    /// guard) and the code after the `if` runs once. When they do not merge exactly,
+    /// or a branch failed or ran out of time, each leaf goes on on its own path with
+    /// its branch conditions and facts, as without merging. A member that fails after
+    /// a merge is verified again without merging (`verify`), so what a failure shows
+    /// (its trace, its counterexample) is what separate paths show.
+    #[allow(clippy::too_many_arguments)]
+    fn exec_if_merging(
+        &mut self,
+        s: State,
+        c: Term,
+        cond: &'p Expr,
+        then: &'p Block,
+        els: Option<&'p Stmt>,
+        ret: Ret<'_, 'p>,
+        q: Q<'_, 'p, ()>,
+    ) {
+        self.if_joins += 1;
+        let before = self.ledger;
+        let leaves = self.join(&|v, k| {
+            v.exec_if(s.clone(), c.clone(), cond, then, els, ret, &|v, s, ()| k(v, s));
+        });
+        if leaves.is_empty() {
+            return;
+        }
+        let after = self.ledger;
+        let clean = after.failed == before.failed && after.timeout == before.timeout;
+        let mut definitions: Vec<Term> = vec![];
+        let merged = if clean && !self.timed_out && leaves.len() > 1 {
+            let arms: Vec<merge::Arm<'_>> = leaves
+                .iter()
+                .map(|l| merge::Arm { guard: Term::and_all(l.conds.clone()), state: &l.value })
+                .collect();
+            merge::merge_states(&s, &arms, &mut |hint, ite| {
+                let x = self.fresh(hint, ite.sort());
+                if let Some((lo, hi)) = merge::literal_bounds(&ite) {
+                    definitions.push(Term::le(lo, x.clone()));
+                    definitions.push(Term::le(x.clone(), hi));
+                }
+                definitions.push(Term::eq(x.clone(), ite));
+                x
+            })
+        } else {
+            None
+        };
+        if let Some(m) = merged {
+            self.merges += 1;
+            self.ledger.started += 1;
+            self.assume_leaf_facts(&leaves);
+            for d in definitions {
+                self.dec.assume(d);
+            }
+            let n = leaves.len();
+            let what = || format!("if ({}): {n} paths merged", crate::rules::show::expr(cond));
+            self.trace_step(&m, what, cond.span);
+            return q(self, m, ());
+        }
+        for leaf in leaves {
+            self.ledger.started += 1;
+            self.in_frame(|v| {
+                for t in &leaf.conds {
+                    v.dec.assume_branch(t.clone());
+                }
+                for t in &leaf.axioms {
+                    v.dec.assume_axiom(t.clone());
+                }
+                for t in &leaf.facts {
+                    v.dec.assume(t.clone());
+                }
+                for t in &leaf.derived {
+                    v.dec.assume_derived(t.clone());
+                }
+                q(v, leaf.value.clone(), ())
+            });
         }
     }
 

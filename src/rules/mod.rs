@@ -28,6 +28,7 @@ pub mod exec;
 pub mod ghost;
 pub mod info;
 pub mod ledger;
+pub mod merge;
 pub mod produce;
 pub mod show;
 
@@ -166,6 +167,10 @@ pub struct Verifier<'p> {
     recorded: std::collections::HashSet<Term>,
     /// Instantiations so far (bounded by `definition::MAX_INSTANCES`).
     instances: u64,
+    /// `if` statements whose branches were explored in a join (merged or not), and
+    /// how many of them merged into one state.
+    pub if_joins: u64,
+    pub merges: u64,
 }
 
 /// When less than this much stack is left, the rules continue on a new segment.
@@ -248,6 +253,8 @@ impl<'p> Verifier<'p> {
             instantiated: HashMap::new(),
             inst_log: Vec::new(),
             apps_by_snap: HashMap::new(),
+            if_joins: 0,
+            merges: 0,
             recorded: std::collections::HashSet::new(),
             instances: 0,
         }

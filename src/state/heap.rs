@@ -85,6 +85,17 @@ impl Heap {
             .flat_map(|m| m.iter().rev())
             .map(move |(key, c)| (Slot { kind: kind.clone(), key: *key }, c))
     }
+    /// The same chunks in the same slots (terms compared by identity)?
+    pub fn identical(&self, other: &Heap) -> bool {
+        self.len == other.len
+            && self.slots().zip(other.slots()).all(|((s1, c1), (s2, c2))| {
+                s1.kind == s2.kind
+                    && s1.key == s2.key
+                    && c1.recv == c2.recv
+                    && c1.args == c2.args
+                    && c1.value == c2.value
+            })
+    }
     pub fn count_of(&self, kind: &ChunkKind) -> usize {
         self.kinds.get(kind).map_or(0, |m| m.size())
     }

@@ -77,6 +77,26 @@ pub fn verify_member_with(
     crate::state::term::reset_interner();
     let mut v = Verifier::new(program, info, config.clone());
     v.verify(member);
+    let detail = config.trace || config.counterexample;
+    let rerun = v.merges > 0 || (v.if_joins > 0 && detail);
+    if rerun && !v.failures.is_empty() && !v.timed_out {
+        // A failure after a merge is shown as separate paths show it (its trace, its
+        // counterexample, its message's terms): verify again without merging, within
+        // what is left of the time budget; should that run out, the merged run's
+        // failures stand (the verdict is the same). Leaves that did not merge went on
+        // as separate paths, with the same terms, but their traces lack the branch's
+        // steps: with `--trace` or `--counterexample` they are run again too.
+        let mut unmerged = config.clone();
+        unmerged.merge = false;
+        unmerged.timeout = config.timeout.map(|t| (t - start.elapsed().as_secs_f64()).max(0.001));
+        crate::state::term::reset_interner();
+        let mut again = Verifier::new(program, info, unmerged);
+        again.verify(member);
+        if !again.timed_out {
+            again.merges = v.merges;
+            v = again;
+        }
+    }
     let timed_out = v.timed_out;
     // Every path must have ended in the ledger: anything else is a bug in the rules,
     // never a verdict.
@@ -137,6 +157,7 @@ pub fn verify_member_with(
         pruned: v.pruned,
         ledger: v.ledger,
         chunks_max: v.chunks_max,
+        merges: v.merges,
         z3_ms: v.dec.counters.z3_time.as_secs_f64() * 1000.0,
         total_ms: time_ms,
     });

@@ -23,6 +23,9 @@ pub struct Config {
     /// Vacuity check: warn (`vacuous`) when no path of a verified member reaches its
     /// end, or some `assert` or `return` of it.
     pub smoke: bool,
+    /// Merge the states in which the branches of an `if` end (`--no-merge` turns it
+    /// off).
+    pub merge: bool,
 }
 
 impl Default for Config {
@@ -34,6 +37,7 @@ impl Default for Config {
             counterexample: false,
             stats: false,
             smoke: false,
+            merge: true,
         }
     }
 }
@@ -145,6 +149,8 @@ pub struct Stats {
     /// How every path ended (started = completed + failed + pruned + timeout + merged).
     pub ledger: crate::rules::ledger::Ledger,
     pub chunks_max: u64,
+    /// `if` statements whose branch states merged into one.
+    pub merges: u64,
     pub z3_ms: f64,
     pub total_ms: f64,
 }
