@@ -512,6 +512,32 @@ mod tests {
     }
 
     #[test]
+    fn a_cancelled_run_verifies_nothing_and_others_run_on() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let text = "class A { void a() { } void b() { assert 1 == 2; } }";
+        let source = Source { path: "a.jv".into(), text: text.into() };
+        let run_with = |flag: &Arc<AtomicBool>| {
+            let opts = Options { jobs: 1, cancel: Some(flag.clone()), ..Options::default() };
+            let mut members = Vec::new();
+            let run = with_big_stack(|| {
+                run_front_streaming(source.clone(), front_text(text), &opts, &mut |ev| {
+                    if let Event::Member(_, m) = ev {
+                        members.push(m.name().to_string());
+                    }
+                })
+            });
+            (run.interrupted, members)
+        };
+        let cancelled = Arc::new(AtomicBool::new(true));
+        assert_eq!(run_with(&cancelled), (true, vec![]));
+        // The flag stops its own run only: not every run, as Ctrl-C does.
+        assert!(!INTERRUPTED.load(Ordering::SeqCst));
+        let fresh = Arc::new(AtomicBool::new(false));
+        assert_eq!(run_with(&fresh), (false, vec!["A.a".to_string(), "A.b".to_string()]));
+    }
+
+    #[test]
     fn selects_members_by_name() {
         let p = front_end("class A { int f; A() { } void m() { } predicate p() { return true; } }")
             .unwrap();

@@ -38,7 +38,7 @@ pub enum Input {
     /// The client's stream ended.
     Closed,
     /// A run's progress.
-    Run(RunEvent),
+    Run(Box<RunEvent>),
 }
 
 /// How documents are verified (`initializationOptions`: `timeout` in seconds or
@@ -174,7 +174,7 @@ pub fn serve(
                 }
             }
             Ok(Input::Run(ev)) => {
-                if let Err(message) = driver::catch_panic(|| s.run_event(ev)) {
+                if let Err(message) = driver::catch_panic(|| s.run_event(*ev)) {
                     s.log(MessageType::ERROR, format!("internal error: {message}"));
                 }
             }
@@ -448,7 +448,7 @@ impl Server {
                 text: doc.text.clone(),
                 opts,
             };
-            runner::start(req, self.events.clone(), Input::Run);
+            runner::start(req, self.events.clone(), |ev| Input::Run(Box::new(ev)));
         }
     }
 
