@@ -3,8 +3,9 @@
 //! is done. A member that outlives its `--timeout` by a margin (a solver query that
 //! ignores its timeout) is abandoned: reported as `verification.timeout`, its worker
 //! left behind and replaced, so every run ends. After Ctrl-C
-//! (`driver::INTERRUPTED`), or once the run's own `Options::cancel` flag is set, no member starts, members in flight are abandoned
-//! unreported, and the caller is told the run was interrupted. Past the run's
+//! (`driver::INTERRUPTED`), or once the run's own `Options::cancel` flag is set, no
+//! member starts, members in flight are abandoned unreported, and the caller is told
+//! the run was interrupted. Past the run's
 //! `--deadline`, nothing starts and every member not finished is a timeout.
 //!
 //! Architecture invariant: this module owns threads and time; it never looks inside
@@ -122,8 +123,8 @@ fn abandoned(it: &Item, elapsed: Duration, run_deadline: bool) -> MemberOutcome 
 }
 
 /// Verify `items` on `threads` workers, calling `done(index, outcome)` in the items'
-/// order. True when Ctrl-C or the run's cancel flag stopped it (then only the members that finished were
-/// reported, still in order).
+/// order. True when Ctrl-C or the run's cancel flag stopped it (then only the members
+/// that finished were reported, still in order).
 pub fn run_members(
     items: Vec<Item>,
     threads: usize,
