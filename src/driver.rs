@@ -32,6 +32,22 @@ pub struct Options {
     /// A whole-run time limit in seconds (`--deadline`): past it no member starts,
     /// and members not finished are reported as timeouts.
     pub deadline: Option<f64>,
+    /// This run's own stop flag (the language server cancels a run when a newer edit
+    /// arrives): once set, it acts on this run as Ctrl-C ([`INTERRUPTED`]) does on all.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl Options {
+    /// Whether this run should stop: Ctrl-C, or its own `cancel` flag.
+    pub fn stopped(&self) -> bool {
+        stopped(&self.cancel)
+    }
+}
+
+/// Whether a run with this `cancel` flag should stop (Ctrl-C stops every run).
+pub fn stopped(cancel: &Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) -> bool {
+    use std::sync::atomic::Ordering::SeqCst;
+    INTERRUPTED.load(SeqCst) || cancel.as_ref().is_some_and(|c| c.load(SeqCst))
 }
 
 /// A source file as read: its path as given and its text (lossily decoded if it is not
@@ -86,7 +102,7 @@ pub struct Run {
     pub time_ms: f64,
     /// `--method` names that matched no member of any file.
     pub unmatched_methods: Vec<String>,
-    /// Stopped by Ctrl-C: only the members that finished are reported.
+    /// Stopped by Ctrl-C or `Options::cancel`: only the members that finished are reported.
     pub interrupted: bool,
 }
 
@@ -292,18 +308,24 @@ fn front_file(path: &Path) -> (Source, Result<Program, Vec<InputError>>) {
     let (source, text) = load(path);
     let program = match text {
         Err(e) => Err(vec![e]),
-        Ok(text) => match catch_panic(|| front_end(&text)) {
-            Ok(r) => r,
-            Err(message) => Err(vec![InputError {
-                id: "internal.error",
-                message,
-                span: None,
-                label: String::new(),
-                notes: Vec::new(),
-            }]),
-        },
+        Ok(text) => front_text(&text),
     };
     (source, program)
+}
+
+/// The front end of a text, inside the current thread (give it a [`STACK_SIZE`]
+/// stack); a panic is an `internal.error`.
+pub fn front_text(text: &str) -> Result<Program, Vec<InputError>> {
+    match catch_panic(|| front_end(text)) {
+        Ok(r) => r,
+        Err(message) => Err(vec![InputError {
+            id: "internal.error",
+            message,
+            span: None,
+            label: String::new(),
+            notes: Vec::new(),
+        }]),
+    }
 }
 
 /// A number no other program of this process has.
@@ -344,7 +366,8 @@ impl Streamer<'_> {
 }
 
 /// Set by the first Ctrl-C: no member starts after it, members in flight are
-/// abandoned, and the run reports what finished.
+/// abandoned, and the run reports what finished (every run: see [`Options::cancel`]
+/// for stopping one).
 pub static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// As `run`, handing each file and member to `sink` as soon as it and everything
@@ -354,11 +377,7 @@ pub static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 pub fn run_streaming(paths: &[PathBuf], opts: &Options, sink: &mut dyn FnMut(Event<'_>)) -> Run {
     let start = Instant::now();
     let files = collect_files(paths);
-    let threads = if opts.jobs == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        opts.jobs
-    };
+    let threads = worker_count(opts);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.min(files.len().max(1)))
         .stack_size(STACK_SIZE)
@@ -367,6 +386,37 @@ pub fn run_streaming(paths: &[PathBuf], opts: &Options, sink: &mut dyn FnMut(Eve
     let fronts: Vec<(Source, Result<Program, Vec<InputError>>)> =
         pool.install(|| files.par_iter().map(|p| front_file(p)).collect());
     drop(pool);
+    verify_fronts(fronts, start, threads, opts, sink)
+}
+
+/// As `run_streaming`, for one file whose front end the caller ran ([`front_text`]
+/// on a text held in memory, e.g. an editor's buffer); nothing is read from disk.
+pub fn run_front_streaming(
+    source: Source,
+    front: Result<Program, Vec<InputError>>,
+    opts: &Options,
+    sink: &mut dyn FnMut(Event<'_>),
+) -> Run {
+    verify_fronts(vec![(source, front)], Instant::now(), worker_count(opts), opts, sink)
+}
+
+/// Worker threads for `opts.jobs` (0: one per core).
+fn worker_count(opts: &Options) -> usize {
+    if opts.jobs == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        opts.jobs
+    }
+}
+
+/// Verify the selected members of files whose front end is done, streaming to `sink`.
+fn verify_fronts(
+    fronts: Vec<(Source, Result<Program, Vec<InputError>>)>,
+    start: Instant,
+    threads: usize,
+    opts: &Options,
+    sink: &mut dyn FnMut(Event<'_>),
+) -> Run {
     let mut work: Vec<crate::schedule::Item> = Vec::new();
     let mut scopes: Vec<Option<Vec<Span>>> = vec![None; fronts.len()];
     let mut programs: Vec<Option<std::sync::Arc<Program>>> = Vec::new();
@@ -459,6 +509,32 @@ mod tests {
         assert!(msg.starts_with("panic: boom 1"), "{msg}");
         assert_eq!(catch_panic(|| 7), Ok(7));
         let _ = std::panic::take_hook();
+    }
+
+    #[test]
+    fn a_cancelled_run_verifies_nothing_and_others_run_on() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let text = "class A { void a() { } void b() { assert 1 == 2; } }";
+        let source = Source { path: "a.jv".into(), text: text.into() };
+        let run_with = |flag: &Arc<AtomicBool>| {
+            let opts = Options { jobs: 1, cancel: Some(flag.clone()), ..Options::default() };
+            let mut members = Vec::new();
+            let run = with_big_stack(|| {
+                run_front_streaming(source.clone(), front_text(text), &opts, &mut |ev| {
+                    if let Event::Member(_, m) = ev {
+                        members.push(m.name().to_string());
+                    }
+                })
+            });
+            (run.interrupted, members)
+        };
+        let cancelled = Arc::new(AtomicBool::new(true));
+        assert_eq!(run_with(&cancelled), (true, vec![]));
+        // The flag stops its own run only: not every run, as Ctrl-C does.
+        assert!(!INTERRUPTED.load(Ordering::SeqCst));
+        let fresh = Arc::new(AtomicBool::new(false));
+        assert_eq!(run_with(&fresh), (false, vec!["A.a".to_string(), "A.b".to_string()]));
     }
 
     #[test]

@@ -4,6 +4,7 @@ pub mod check;
 pub mod decider;
 pub mod driver;
 pub mod interp;
+pub mod lsp;
 pub mod replay;
 pub mod report;
 pub mod rng;

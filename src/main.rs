@@ -166,6 +166,9 @@ fn real_main() -> i32 {
     if args.get(1).is_some_and(|a| a == "test") {
         return test_main(args.into_iter().skip(1).collect());
     }
+    if args.get(1).is_some_and(|a| a == "lsp") {
+        return idf_verify::lsp::main(&args[2..]);
+    }
     let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
     install_interrupt_handler();
     let opts = Options {
@@ -182,6 +185,7 @@ fn real_main() -> i32 {
         jobs: cli.jobs.unwrap_or(0),
         check_only: false,
         deadline: cli.deadline,
+        cancel: None,
     };
     let file_count = driver::collect_files(&cli.paths).len();
     if file_count == 0 {

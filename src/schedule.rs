@@ -3,18 +3,19 @@
 //! is done. A member that outlives its `--timeout` by a margin (a solver query that
 //! ignores its timeout) is abandoned: reported as `verification.timeout`, its worker
 //! left behind and replaced, so every run ends. After Ctrl-C
-//! (`driver::INTERRUPTED`) no member starts, members in flight are abandoned
-//! unreported, and the caller is told the run was interrupted. Past the run's
+//! (`driver::INTERRUPTED`), or once the run's own `Options::cancel` flag is set, no
+//! member starts, members in flight are abandoned unreported, and the caller is told
+//! the run was interrupted. Past the run's
 //! `--deadline`, nothing starts and every member not finished is a timeout.
 //!
 //! Architecture invariant: this module owns threads and time; it never looks inside
 //! a member's verification (that is `driver::verify_one`).
 
-use crate::driver::{INTERRUPTED, MemberOutcome, STACK_SIZE, verify_one};
+use crate::driver::{MemberOutcome, STACK_SIZE, stopped, verify_one};
 use crate::syntax::ast::{MemberRef, Program};
 use crate::verify::{Config, MemberResult, Status, VerificationError};
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -46,14 +47,16 @@ fn spawn_worker(
     shared: &Arc<Shared>,
     items: &Arc<Vec<Item>>,
     config: &Config,
+    cancel: &Option<Arc<AtomicBool>>,
     tx: &mpsc::Sender<(usize, MemberOutcome)>,
 ) -> bool {
     let (shared, items, config, tx) = (shared.clone(), items.clone(), config.clone(), tx.clone());
+    let cancel = cancel.clone();
     std::thread::Builder::new()
         .stack_size(STACK_SIZE)
         .spawn(move || {
             loop {
-                if INTERRUPTED.load(Ordering::SeqCst) {
+                if stopped(&cancel) {
                     return;
                 }
                 let next = shared.queue.lock().ok().and_then(|mut q| q.pop_front());
@@ -120,8 +123,8 @@ fn abandoned(it: &Item, elapsed: Duration, run_deadline: bool) -> MemberOutcome 
 }
 
 /// Verify `items` on `threads` workers, calling `done(index, outcome)` in the items'
-/// order. True when Ctrl-C stopped the run (then only the members that finished were
-/// reported, still in order).
+/// order. True when Ctrl-C or the run's cancel flag stopped it (then only the members
+/// that finished were reported, still in order).
 pub fn run_members(
     items: Vec<Item>,
     threads: usize,
@@ -133,7 +136,7 @@ pub fn run_members(
     let deadline = opts.deadline.map(|d| start + Duration::from_secs_f64(d));
     let n = items.len();
     if n == 0 {
-        return INTERRUPTED.load(Ordering::SeqCst);
+        return opts.stopped();
     }
     let items = Arc::new(items);
     let shared = Arc::new(Shared {
@@ -143,7 +146,7 @@ pub fn run_members(
     let (tx, rx) = mpsc::channel();
     let mut workers = 0;
     for _ in 0..threads.clamp(1, n) {
-        if spawn_worker(&shared, &items, config, &tx) {
+        if spawn_worker(&shared, &items, config, &opts.cancel, &tx) {
             workers += 1;
         }
     }
@@ -159,7 +162,7 @@ pub fn run_members(
     let mut next = 0;
     let mut last_check = Instant::now();
     while next < n {
-        if INTERRUPTED.load(Ordering::SeqCst) {
+        if opts.stopped() {
             // Report what finished (in order, skipping what did not), then stop.
             while let Ok((wi, outcome)) = rx.try_recv() {
                 if results[wi].is_none() && wi >= next {
@@ -224,7 +227,7 @@ pub fn run_members(
                     results[wi] = Some(abandoned(&items[wi], elapsed, false));
                 }
                 // Its worker is stuck: another takes its place.
-                spawn_worker(&shared, &items, config, &tx);
+                spawn_worker(&shared, &items, config, &opts.cancel, &tx);
             }
         }
         while next < n {
@@ -233,7 +236,7 @@ pub fn run_members(
             next += 1;
         }
     }
-    if INTERRUPTED.load(Ordering::SeqCst) {
+    if opts.stopped() {
         return next < n;
     }
     // Every worker is gone with members unreported: never a silent gap.

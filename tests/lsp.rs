@@ -1,0 +1,414 @@
+//! `idf-verify lsp` driven over pipes with JSON-RPC, as an editor would: initialize,
+//! open a document, diagnostics (ids, lines, related information, counterexamples),
+//! code lenses, hover, an edit that fixes the error, shutdown and exit; input errors;
+//! a member that times out beside quick ones; and bad input of every kind (malformed
+//! frames, unknown methods, invalid params, a huge file), which gets error responses
+//! per the protocol while the server goes on.
+
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long any single expected message may take (a guard against a hung server,
+/// not a performance assertion).
+const PATIENCE: Duration = Duration::from_secs(180);
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    rx: mpsc::Receiver<Value>,
+    /// Messages read but not yet asked for.
+    queue: VecDeque<Value>,
+    next_id: i64,
+}
+
+fn read_frame(r: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length: ") {
+            length = v.parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    r.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+impl Client {
+    fn start() -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_idf-verify"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start idf-verify lsp");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            while let Some(v) = read_frame(&mut stdout) {
+                if tx.send(v).is_err() {
+                    return;
+                }
+            }
+        });
+        Client { child, stdin, rx, queue: VecDeque::new(), next_id: 1 }
+    }
+
+    fn raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, v: Value) {
+        let body = v.to_string();
+        self.raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Send a request and wait for its response.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.wait_for(&format!("the response to {method}"), |m| {
+            m["id"] == json!(id) && m.get("method").is_none()
+        })
+    }
+
+    /// The first message (read or queued) that `pred` accepts; the others stay queued.
+    fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.queue.iter().position(&pred) {
+            return self.queue.remove(i).unwrap();
+        }
+        loop {
+            match self.rx.recv_timeout(PATIENCE) {
+                Ok(m) if pred(&m) => return m,
+                Ok(m) => self.queue.push_back(m),
+                Err(_) => panic!("no {what}; read instead: {:#?}", self.queue),
+            }
+        }
+    }
+
+    fn initialize(&mut self, options: Value) {
+        let r = self.request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": {}, "initializationOptions": options}),
+        );
+        assert_eq!(r["result"]["capabilities"]["hoverProvider"], json!(true), "{r}");
+        assert_eq!(r["result"]["capabilities"]["textDocumentSync"]["change"], json!(1), "{r}");
+        self.notify("initialized", json!({}));
+    }
+
+    fn open(&mut self, uri: &str, version: i64, text: &str) {
+        let doc = json!({"uri": uri, "languageId": "jv", "version": version, "text": text});
+        self.notify("textDocument/didOpen", json!({ "textDocument": doc }));
+    }
+
+    fn change(&mut self, uri: &str, version: i64, text: &str) {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+    }
+
+    /// The diagnostics of `version` once its run is done: the last ones published
+    /// before the server logs the end of that run.
+    fn settled(&mut self, uri: &str, version: i64) -> Vec<Value> {
+        let marker = format!("{uri} v{version}: ");
+        self.wait_for(&format!("the end of the run of {marker}"), |m| {
+            m["method"] == "window/logMessage"
+                && m["params"]["message"].as_str().is_some_and(|s| s.starts_with(&marker))
+        });
+        let mut last = None;
+        while let Some(i) = self.queue.iter().position(|m| {
+            m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == json!(uri)
+        }) {
+            let m = self.queue.remove(i).unwrap();
+            assert!(
+                m["params"]["version"].as_i64().is_some_and(|v| v <= version),
+                "diagnostics of a newer version before the run of v{version} ended: {m}"
+            );
+            last = Some(m);
+        }
+        let last = last.unwrap_or_else(|| panic!("no diagnostics for v{version}"));
+        assert_eq!(last["params"]["version"], json!(version), "{last}");
+        last["params"]["diagnostics"].as_array().unwrap().clone()
+    }
+
+    fn lenses(&mut self, uri: &str) -> Vec<(u64, String)> {
+        let r = self.request("textDocument/codeLens", json!({"textDocument": {"uri": uri}}));
+        r["result"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{r}"))
+            .iter()
+            .map(|l| {
+                (
+                    l["range"]["start"]["line"].as_u64().unwrap(),
+                    l["command"]["title"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn hover(&mut self, uri: &str, line: u64, character: u64) -> Value {
+        let params = json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}});
+        self.request("textDocument/hover", params)["result"].clone()
+    }
+
+    /// `shutdown`, `exit`, and the process's exit status.
+    fn finish(mut self) -> i32 {
+        let r = self.request("shutdown", Value::Null);
+        assert_eq!(r["result"], Value::Null, "{r}");
+        assert!(r.get("error").is_none(), "{r}");
+        self.notify("exit", Value::Null);
+        self.child.wait().unwrap().code().unwrap_or(-1)
+    }
+}
+
+fn failing_text() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lsp/failing.jv")).unwrap()
+}
+
+fn codes_and_lines(diags: &[Value]) -> Vec<(String, u64)> {
+    diags
+        .iter()
+        .map(|d| {
+            (d["code"].as_str().unwrap().to_string(), d["range"]["start"]["line"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+const URI: &str = "file:///work/failing.jv";
+
+#[test]
+fn diagnostics_lenses_hover_then_a_fix_clears_them() {
+    let mut c = Client::start();
+    c.initialize(json!({"debounceMs": 50}));
+    let text = failing_text();
+    c.open(URI, 1, &text);
+    let diags = c.settled(URI, 1);
+    assert_eq!(
+        codes_and_lines(&diags),
+        [("assert.failed".to_string(), 15), ("call.precondition".to_string(), 21)],
+        "{diags:#?}"
+    );
+    let assert_failed = &diags[0];
+    assert_eq!(assert_failed["source"], "idf-verify");
+    let message = assert_failed["message"].as_str().unwrap();
+    assert!(message.contains("counterexample:") && message.contains("a.balance = 5"), "{message}");
+    assert!(message.contains("confirmed by execution"), "{message}");
+    // The callee's failing conjunct is related information, in the callee's contract.
+    let related = &diags[1]["relatedInformation"][0];
+    assert_eq!(related["location"]["uri"], URI, "{related}");
+    assert_eq!(related["location"]["range"]["start"]["line"], 8, "{related}");
+    assert!(related["message"].as_str().unwrap().contains("n > 0"), "{related}");
+
+    let lenses = c.lenses(URI);
+    let by_line: Vec<(u64, &str)> =
+        lenses.iter().map(|(l, t)| (*l, t.split(' ').next().unwrap())).collect();
+    assert_eq!(
+        by_line,
+        [(5, "verified"), (7, "verified"), (12, "failed"), (18, "failed")],
+        "{lenses:?}"
+    );
+    assert!(lenses[0].1.ends_with(" ms"), "{lenses:?}");
+
+    // Hover on the failing assert: the state there, as --trace prints it.
+    let h = c.hover(URI, 15, 6);
+    let value = h["contents"]["value"].as_str().unwrap_or_else(|| panic!("{h}"));
+    assert!(value.contains("Account.wrongSum") && value.contains("assert.failed"), "{value}");
+    assert!(
+        value.contains("store: a ↦") && value.contains("heap: ") && value.contains(".balance ↦"),
+        "{value}"
+    );
+    assert!(value.contains("path condition: "), "{value}");
+    // On the call before it: the state after the call.
+    let h = c.hover(URI, 14, 6);
+    assert!(h["contents"]["value"].as_str().is_some_and(|v| v.contains("a.deposit(5)")), "{h}");
+    // In a verified member there is nothing to show.
+    assert_eq!(c.hover(URI, 10, 6), Value::Null);
+
+    let fixed =
+        text.replace("a.balance == 6", "a.balance == 5").replace("deposit(0)", "deposit(1)");
+    c.change(URI, 2, &fixed);
+    assert_eq!(c.settled(URI, 2), Vec::<Value>::new());
+    let lenses = c.lenses(URI);
+    assert_eq!(lenses.len(), 4, "{lenses:?}");
+    assert!(lenses.iter().all(|(_, t)| t.starts_with("verified ")), "{lenses:?}");
+    // After an edit the old failure's hover is gone with it.
+    assert_eq!(c.hover(URI, 15, 6), Value::Null);
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn input_errors_are_diagnostics_with_their_ids() {
+    let mut c = Client::start();
+    c.initialize(json!({"debounceMs": 0}));
+    c.open("file:///p.jv", 1, "class A {\n  void m() {\n    int x = ;\n  }\n}\n");
+    let d = c.settled("file:///p.jv", 1);
+    assert_eq!(codes_and_lines(&d), [("parse.error".to_string(), 2)], "{d:#?}");
+    c.change("file:///p.jv", 2, "class A {\n  void m() {\n    bool x = 1;\n  }\n}\n");
+    let d = c.settled("file:///p.jv", 2);
+    assert_eq!(codes_and_lines(&d), [("type.error".to_string(), 2)], "{d:#?}");
+    // No member was verified: no lens.
+    assert!(c.lenses("file:///p.jv").is_empty());
+    // Closing clears the diagnostics.
+    c.notify("textDocument/didClose", json!({"textDocument": {"uri": "file:///p.jv"}}));
+    let m =
+        c.wait_for("diagnostics after close", |m| m["method"] == "textDocument/publishDiagnostics");
+    assert_eq!(m["params"]["diagnostics"], json!([]), "{m}");
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn a_member_that_times_out_does_not_hold_back_the_others() {
+    let hang = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/hang/nonlinear_timeout.jv"
+    ))
+    .unwrap();
+    // The hanging member first, then quick members in the same file.
+    let text = hang.replace(
+        "\n}\n",
+        "\n  static void quick(int y) requires y > 0; { assert y >= 1; }\n  static void wrong() { assert 1 == 2; }\n}\n",
+    );
+    let mut c = Client::start();
+    c.initialize(json!({"timeout": 1, "jobs": 2}));
+    c.open("file:///hang.jv", 1, &text);
+    let d = c.settled("file:///hang.jv", 1);
+    let codes: Vec<String> = codes_and_lines(&d).into_iter().map(|(c, _)| c).collect();
+    assert_eq!(codes, ["verification.timeout", "assert.failed"], "{d:#?}");
+    let titles: Vec<String> = c.lenses("file:///hang.jv").into_iter().map(|(_, t)| t).collect();
+    assert_eq!(titles.len(), 3, "{titles:?}");
+    assert_eq!(titles[0], "timeout");
+    assert!(titles[1].starts_with("verified "), "{titles:?}");
+    assert_eq!(titles[2], "failed");
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn newer_versions_replace_older_runs() {
+    let mut c = Client::start();
+    c.initialize(json!({"debounceMs": 0}));
+    let text = failing_text();
+    c.open(URI, 1, &text);
+    // Edits in quick succession: only the last one's results may stand.
+    for v in 2..=6 {
+        let t = text.replace("a.balance == 6", &format!("a.balance == {v}"));
+        c.change(URI, v, &t);
+    }
+    let fixed = text.replace("a.balance == 6", "a.balance == 5");
+    c.change(URI, 7, &fixed);
+    let d = c.settled(URI, 7);
+    assert_eq!(codes_and_lines(&d), [("call.precondition".to_string(), 21)], "{d:#?}");
+    // Nothing from an older version arrives after the newest one settled.
+    c.request("textDocument/codeLens", json!({"textDocument": {"uri": URI}}));
+    assert!(
+        !c.queue.iter().any(|m| m["method"] == "textDocument/publishDiagnostics"),
+        "{:#?}",
+        c.queue
+    );
+    assert_eq!(c.finish(), 0);
+}
+
+fn error_code(r: &Value) -> i64 {
+    r["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error response: {r}"))
+}
+
+#[test]
+fn bad_input_gets_error_responses_and_the_server_goes_on() {
+    let mut c = Client::start();
+    // Before initialize: requests are refused.
+    let r = c.request("textDocument/hover", json!({}));
+    assert_eq!(error_code(&r), -32002, "{r}");
+    // Not JSON, and JSON that is not a message: errors with a null id.
+    c.raw(b"Content-Length: 9\r\n\r\n{not json");
+    let r = c.wait_for("a parse error", |m| m["id"].is_null() && m.get("error").is_some());
+    assert_eq!(error_code(&r), -32700, "{r}");
+    c.raw(b"Content-Length: 5\r\n\r\n[1,2]");
+    let r = c.wait_for("an invalid request", |m| m["id"].is_null() && m.get("error").is_some());
+    assert_eq!(error_code(&r), -32600, "{r}");
+    // A header without a length, then a frame that is fine.
+    c.raw(b"Content-Type: nothing\r\n\r\n");
+    let r = c.wait_for("a header error", |m| m["id"].is_null() && m.get("error").is_some());
+    assert_eq!(error_code(&r), -32700, "{r}");
+    let r = c.request("initialize", json!({"capabilities": "not an object"}));
+    assert_eq!(error_code(&r), -32602, "{r}");
+    c.initialize(json!({"debounceMs": 0, "timeout": "ten"}));
+    let r = c.request("initialize", json!({"capabilities": {}}));
+    assert_eq!(error_code(&r), -32600, "{r}");
+    let r = c.request("workspace/unknownThing", json!({}));
+    assert_eq!(error_code(&r), -32601, "{r}");
+    let r = c.request("textDocument/hover", json!({"textDocument": 3}));
+    assert_eq!(error_code(&r), -32602, "{r}");
+    // Unknown notifications are ignored; one with bad params is logged.
+    c.notify("$/somethingNew", json!({}));
+    c.notify("textDocument/didOpen", json!({"textDocument": {"uri": 5}}));
+    let m = c.wait_for("a log of the bad didOpen", |m| m["method"] == "window/logMessage");
+    assert!(m["params"]["message"].as_str().unwrap().contains("didOpen"), "{m}");
+    // Requests about documents nobody opened, and positions past the end.
+    assert_eq!(c.hover("file:///nowhere.jv", 99, 99), Value::Null);
+    assert!(c.lenses("file:///nowhere.jv").is_empty());
+    // A huge file: 200,000 comment lines, then a failing member.
+    let mut huge = "// filler line of a huge file\n".repeat(200_000);
+    huge.push_str("class H {\n  static void m() { assert 1 == 2; }\n}\n");
+    c.open("file:///huge.jv", 1, &huge);
+    let d = c.settled("file:///huge.jv", 1);
+    assert_eq!(codes_and_lines(&d), [("assert.failed".to_string(), 200_001)], "{d:#?}");
+    assert!(c.hover("file:///huge.jv", 200_001, 25).is_object());
+    // A deeply nested expression and bytes that are not a program.
+    let deep = format!(
+        "class D {{ static void m() {{ assert {}1{} == 1; }} }}",
+        "(".repeat(20_000),
+        ")".repeat(20_000)
+    );
+    c.open("file:///deep.jv", 1, &deep);
+    let d = c.settled("file:///deep.jv", 1);
+    assert!(d.iter().all(|d| d["code"] != "internal.error"), "{d:#?}");
+    c.open("file:///junk.jv", 1, "\u{0}\u{1}}}{{ class ( ; \u{feff}");
+    let d = c.settled("file:///junk.jv", 1);
+    assert_eq!(d[0]["code"], "parse.error", "{d:#?}");
+    // An edit with a range (incremental sync, which the server did not ask for).
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": "file:///huge.jv", "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": 200_001, "character": 27}, "end": {"line": 200_001, "character": 33}}, "text": "1 == 1"}
+        ]}),
+    );
+    assert_eq!(c.settled("file:///huge.jv", 2), Vec::<Value>::new());
+    // After shutdown, requests are refused; exit then ends with 0.
+    let r = c.request("shutdown", Value::Null);
+    assert_eq!(r["result"], Value::Null);
+    let r = c.request("textDocument/codeLens", json!({"textDocument": {"uri": URI}}));
+    assert_eq!(error_code(&r), -32600, "{r}");
+    c.notify("exit", Value::Null);
+    assert_eq!(c.child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn exit_without_shutdown_and_a_closed_input_end_with_status_1() {
+    let mut c = Client::start();
+    c.initialize(json!({}));
+    c.notify("exit", Value::Null);
+    assert_eq!(c.child.wait().unwrap().code(), Some(1));
+    let mut c = Client::start();
+    c.initialize(json!({}));
+    drop(c.stdin);
+    assert_eq!(c.child.wait().unwrap().code(), Some(1));
+}
