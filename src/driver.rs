@@ -342,6 +342,9 @@ pub fn run(paths: &[PathBuf], opts: &Options) -> Run {
 /// What `run_streaming` hands its sink, in a deterministic order (files in order,
 /// members in program order) as soon as everything before it is done.
 pub enum Event<'a> {
+    /// First, once every file's front end is done: how many members of each file (in
+    /// order) will be verified (0 for a file with input errors).
+    Planned(&'a [usize]),
     /// A file's front end is done: its source, and its input errors if any.
     File(&'a Source, Option<&'a [InputError]>),
     /// A member of the last file announced finished.
@@ -459,6 +462,11 @@ fn verify_fronts(
         .filter(|name| !work.iter().any(|w| &w.name == *name))
         .cloned()
         .collect();
+    let mut planned = vec![0; sources.len()];
+    for w in &work {
+        planned[w.file] += 1;
+    }
+    sink(Event::Planned(&planned));
     // Stream in order: a file is announced when the members of the files before it
     // are done; its members follow in program order.
     let mut per_file: Vec<Vec<MemberOutcome>> = vec![Vec::new(); sources.len()];

@@ -20,6 +20,8 @@ enum Format {
     /// JSON Lines: one record per file with input errors and per member, as they
     /// finish, then a summary record.
     Jsonl,
+    /// SARIF 2.1.0 (static analysis results, e.g. for GitHub code scanning): one log.
+    Sarif,
 }
 
 /// Verify `.jv` programs by symbolic execution for implicit dynamic frames.
@@ -45,9 +47,12 @@ struct Cli {
     /// On a failed boolean check, print concrete values from a model.
     #[arg(long)]
     counterexample: bool,
-    /// Per member: solver queries, branches, chunks, time in Z3.
+    /// Per member: solver queries, branches, chunks, time in Z3; totals at the end.
     #[arg(long)]
     stats: bool,
+    /// At the end, list the N slowest members (name, file, time, verdict).
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    slowest: Option<usize>,
     /// Members verified in parallel (default: all cores).
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
@@ -197,10 +202,18 @@ fn real_main() -> i32 {
     let mut streamed: std::io::Result<()> = Ok(());
     let mut views = report::FileView::default();
     let hopts = human::HumanOptions { stats: cli.stats };
-    let run = if cli.expect || cli.format == Format::Json {
-        driver::run(&cli.paths, &opts)
+    let machine = cli.format != Format::Human;
+    let term = std::env::var("TERM").ok();
+    let mut progress = report::progress::Progress::new(report::progress::should_show(
+        machine,
+        std::io::stderr().is_terminal(),
+        term.as_deref(),
+    ));
+    let run = if cli.expect || matches!(cli.format, Format::Json | Format::Sarif) {
+        driver::run_streaming(&cli.paths, &opts, &mut |ev| progress.observe(&ev))
     } else {
         driver::run_streaming(&cli.paths, &opts, &mut |ev| {
+            progress.observe(&ev);
             if streamed.is_err() {
                 return;
             }
@@ -209,10 +222,13 @@ fn real_main() -> i32 {
                     Some(line) => writeln!(out, "{line}").and_then(|()| out.flush()),
                     None => Ok(()),
                 },
-                _ => human::render_event(&mut out, &ev, file_count > 1, hopts, &mut views),
+                _ => progress.suspend(|| {
+                    human::render_event(&mut out, &ev, file_count > 1, hopts, &mut views)
+                }),
             };
         })
     };
+    progress.finish();
     if !run.unmatched_methods.is_empty() {
         eprintln!("error: no member matches --method {}", run.unmatched_methods.join(", "));
         return 2;
@@ -221,17 +237,34 @@ fn real_main() -> i32 {
         expect_mode(&run)
     } else {
         let written = match cli.format {
-            Format::Json => writeln!(out, "{}", report::json::to_json(&run)),
-            Format::Jsonl => {
-                streamed.and_then(|()| writeln!(out, "{}", report::json::summary_line(&run)))
+            Format::Json => writeln!(out, "{}", report::json::to_json_with(&run, cli.slowest)),
+            Format::Jsonl => streamed.and_then(|()| {
+                writeln!(out, "{}", report::json::summary_line_with(&run, cli.slowest))
+            }),
+            Format::Sarif => {
+                let sopts = report::sarif::SarifOptions { cwd: std::env::current_dir().ok() };
+                writeln!(out, "{}", report::sarif::to_sarif(&run, &sopts))
             }
-            Format::Human => streamed.and_then(|()| human::render_summary(&mut out, &run)),
+            Format::Human => streamed
+                .and_then(|()| human::render_summary(&mut out, &run))
+                .and_then(|()| human_totals(&mut out, &run, cli.slowest)),
         };
         (written, report::exit_code(&run))
     };
     let flushed = written.and_then(|()| out.flush()).and_then(|()| std::io::stdout().flush());
     let code = if run.interrupted { 130 } else { code };
     output_status(flushed, code)
+}
+
+/// After the human summary: `--stats` totals and the `--slowest` list.
+fn human_totals(out: &mut dyn Write, run: &Run, slowest: Option<usize>) -> std::io::Result<()> {
+    if let Some(t) = report::totals::stats_totals(run) {
+        report::totals::render_stats_totals(out, &t)?;
+    }
+    match slowest {
+        Some(n) => report::totals::render_slowest(out, &report::totals::slowest(run, n)),
+        None => Ok(()),
+    }
 }
 
 fn color_choice() -> ColorChoice {

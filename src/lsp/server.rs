@@ -417,6 +417,7 @@ impl Server {
             counterexample: true,
             stats: false,
             smoke: s.smoke,
+            merge: true,
         };
         for (uri, doc) in self.docs.iter_mut() {
             if doc.due.is_none_or(|t| t > now) {

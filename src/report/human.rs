@@ -58,6 +58,7 @@ pub fn render_event<W: WriteColor>(
 ) -> io::Result<()> {
     use crate::driver::Event;
     match ev {
+        Event::Planned(_) => Ok(()),
         Event::File(source, errors) => {
             if many {
                 w.set_color(ColorSpec::new().set_bold(true))?;

@@ -6,6 +6,7 @@
 //! computed from the same spans the human output renders; the document is built from
 //! typed structs, so its shape is checked by the compiler.
 
+use super::totals::{Slow, StatsTotals, slowest, stats_totals};
 use super::{Lines, summarize};
 use crate::driver::{FileStatus, MemberOutcome, Run};
 use crate::syntax::InputError;
@@ -18,6 +19,9 @@ pub struct Document<'a> {
     pub version: u32,
     pub files: Vec<FileJson<'a>>,
     pub summary: SummaryJson,
+    /// `--slowest N`: the N slowest members; absent unless asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowest: Option<Vec<Slow<'a>>>,
 }
 
 #[derive(Serialize)]
@@ -84,6 +88,9 @@ pub struct SummaryJson {
     pub time_ms: f64,
     #[serde(skip_serializing_if = "is_zero")]
     pub internal_errors: usize,
+    /// `--stats`: statistics summed over the members; absent without `--stats`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats: Option<StatsTotals>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -190,7 +197,7 @@ fn internal<'a>(
 pub fn event_line(ev: &crate::driver::Event<'_>, views: &mut super::FileView) -> Option<String> {
     use crate::driver::Event;
     let v = match ev {
-        Event::File(_, None) => return None,
+        Event::Planned(_) | Event::File(_, None) => return None,
         Event::File(source, Some(errors)) => {
             let lines = Lines::new(&source.text);
             let diags: Vec<DiagnosticJson<'_>> =
@@ -214,16 +221,33 @@ pub fn event_line(ev: &crate::driver::Event<'_>, views: &mut super::FileView) ->
 
 /// The last JSON Lines record: the summary.
 pub fn summary_line(run: &Run) -> String {
+    summary_line_with(run, None)
+}
+
+/// The summary record, with `slowest` when `--slowest N` asked for it and `stats`
+/// (totals) when members carry statistics.
+pub fn summary_line_with(run: &Run, slowest_n: Option<usize>) -> String {
     let s = summarize(run);
-    serde_json::json!({"summary": {
+    let mut v = serde_json::json!({"summary": {
         "verified": s.verified, "failed": s.failed, "timeout": s.timeout,
         "input_errors": s.input_errors, "internal_errors": s.internal,
-        "interrupted": run.interrupted, "time_ms": ms(run.time_ms)}})
-    .to_string()
+        "interrupted": run.interrupted, "time_ms": ms(run.time_ms)}});
+    if let Some(t) = stats_totals(run) {
+        v["summary"]["stats"] = serde_json::json!(t);
+    }
+    if let Some(n) = slowest_n {
+        v["slowest"] = serde_json::json!(slowest(run, n));
+    }
+    v.to_string()
 }
 
 /// The whole run as one document.
 pub fn document(run: &Run) -> Document<'_> {
+    document_with(run, None)
+}
+
+/// The document, with the `slowest` field when `--slowest N` asked for it.
+pub fn document_with(run: &Run, slowest_n: Option<usize>) -> Document<'_> {
     let files = run
         .files
         .iter()
@@ -266,12 +290,18 @@ pub fn document(run: &Run) -> Document<'_> {
         input_errors: s.input_errors,
         time_ms: ms(run.time_ms),
         internal_errors: s.internal,
+        stats: stats_totals(run),
     };
-    Document { version: 1, files, summary }
+    Document { version: 1, files, summary, slowest: slowest_n.map(|n| slowest(run, n)) }
 }
 
 /// The document as pretty-printed JSON text.
 pub fn to_json(run: &Run) -> String {
-    serde_json::to_string_pretty(&document(run))
+    to_json_with(run, None)
+}
+
+/// `to_json` with the `slowest` field when asked for.
+pub fn to_json_with(run: &Run, slowest_n: Option<usize>) -> String {
+    serde_json::to_string_pretty(&document_with(run, slowest_n))
         .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }

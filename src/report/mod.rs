@@ -1,5 +1,5 @@
-//! Reporting: human (codespan-reporting), JSON, and `--expect` comparison, all read from
-//! the driver's [`Run`].
+//! Reporting: human (codespan-reporting), JSON, SARIF, and `--expect` comparison, all
+//! read from the driver's [`Run`]; the progress bar and end-of-run totals beside them.
 //!
 //! Architecture invariant: reporting never decides verdicts; it renders what the driver
 //! and verifier produced and derives exit codes from it (LANGUAGE.md section 9).
@@ -7,6 +7,9 @@
 pub mod expect;
 pub mod human;
 pub mod json;
+pub mod progress;
+pub mod sarif;
+pub mod totals;
 
 /// What streaming a file's members needs of its text, computed once per file (not per
 /// member: a file of 10,000 members would make that quadratic).
