@@ -32,6 +32,10 @@ pub struct Options {
     /// A whole-run time limit in seconds (`--deadline`): past it no member starts,
     /// and members not finished are reported as timeouts.
     pub deadline: Option<f64>,
+    /// The result cache's folder (`crate::cache`); `None`: verify every member.
+    pub cache: Option<PathBuf>,
+    /// `--shard K/N`: verify only this shard's members (`crate::shard`).
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// A source file as read: its path as given and its text (lossily decoded if it is not
@@ -88,6 +92,10 @@ pub struct Run {
     pub unmatched_methods: Vec<String>,
     /// Stopped by Ctrl-C: only the members that finished are reported.
     pub interrupted: bool,
+    /// With `--shard`: the whole batch's layout (for `idf-verify merge`).
+    pub shard: Option<crate::shard::Layout>,
+    /// What the result cache did.
+    pub cache: crate::cache::CacheStats,
 }
 
 /// Files named on the command line, with folders searched recursively for `*.jv`
@@ -367,6 +375,12 @@ pub fn run_streaming(paths: &[PathBuf], opts: &Options, sink: &mut dyn FnMut(Eve
     let fronts: Vec<(Source, Result<Program, Vec<InputError>>)> =
         pool.install(|| files.par_iter().map(|p| front_file(p)).collect());
     drop(pool);
+    let layout = opts.shard.map(|s| crate::shard::layout(s, &fronts, &opts.methods));
+    let mut fronts = fronts;
+    if let Some(s) = opts.shard {
+        // A file's input errors are reported by one shard only.
+        fronts.retain(|(source, program)| program.is_ok() || s.owns_file(&source.path));
+    }
     let mut work: Vec<crate::schedule::Item> = Vec::new();
     let mut scopes: Vec<Option<Vec<Span>>> = vec![None; fronts.len()];
     let mut programs: Vec<Option<std::sync::Arc<Program>>> = Vec::new();
@@ -409,13 +423,17 @@ pub fn run_streaming(paths: &[PathBuf], opts: &Options, sink: &mut dyn FnMut(Eve
         .filter(|name| !work.iter().any(|w| &w.name == *name))
         .cloned()
         .collect();
+    if let Some(s) = opts.shard {
+        let checked: Vec<bool> = input.iter().map(Option::is_none).collect();
+        crate::shard::restrict(s, &mut work, &mut scopes, &sources, &checked);
+    }
     // Stream in order: a file is announced when the members of the files before it
     // are done; its members follow in program order.
     let mut per_file: Vec<Vec<MemberOutcome>> = vec![Vec::new(); sources.len()];
     let mut streamer = Streamer { sources: &sources, input: &input, announced: 0 };
     let work_files: Vec<usize> = work.iter().map(|w| w.file).collect();
-    let interrupted =
-        crate::schedule::run_members(work, threads, opts, start, &mut |wi, outcome| {
+    let (interrupted, cache) =
+        crate::cache::run_members(work, threads, opts, start, &mut |wi, outcome| {
             let fi = work_files[wi];
             streamer.upto(fi + 1, sink);
             sink(Event::Member(&sources[fi], &outcome));
@@ -444,6 +462,8 @@ pub fn run_streaming(paths: &[PathBuf], opts: &Options, sink: &mut dyn FnMut(Eve
         time_ms: start.elapsed().as_secs_f64() * 1000.0,
         unmatched_methods,
         interrupted,
+        shard: layout,
+        cache,
     }
 }
 

@@ -139,6 +139,7 @@ pub fn verify_member_with(
         chunks_max: v.chunks_max,
         z3_ms: v.dec.counters.z3_time.as_secs_f64() * 1000.0,
         total_ms: time_ms,
+        cached: false,
     });
     let name = info.member_names.get(&member).cloned().unwrap_or_default();
     let warnings =
