@@ -378,8 +378,9 @@ pub fn run_streaming(paths: &[PathBuf], opts: &Options, sink: &mut dyn FnMut(Eve
     let layout = opts.shard.map(|s| crate::shard::layout(s, &fronts, &opts.methods));
     let mut fronts = fronts;
     if let Some(s) = opts.shard {
-        // A file's input errors are reported by one shard only.
-        fronts.retain(|(source, program)| program.is_ok() || s.owns_file(&source.path));
+        // A file's input errors are reported by one shard only (and by file, the shard
+        // sees only its files).
+        fronts.retain(|(source, p)| (p.is_ok() && !s.by_file) || s.owns_file(&source.path));
     }
     let mut work: Vec<crate::schedule::Item> = Vec::new();
     let mut scopes: Vec<Option<Vec<Span>>> = vec![None; fronts.len()];

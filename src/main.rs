@@ -224,7 +224,8 @@ fn real_main() -> i32 {
         } else {
             cli.cache.clone().or_else(idf_verify::cache::store::default_dir)
         },
-        shard: cli.shard,
+        // `--expect` shards by file (`shard::Shard::by_file`).
+        shard: cli.shard.map(|s| idf_verify::shard::Shard { by_file: cli.expect, ..s }),
     };
     let file_count = driver::collect_files(&cli.paths).len();
     if file_count == 0 {

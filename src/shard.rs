@@ -24,6 +24,11 @@ use serde::Serialize;
 pub struct Shard {
     pub index: usize,
     pub count: usize,
+    /// Whole files to a shard, by the hash of their path (for `--expect`: an
+    /// expectation may concern another member's error, e.g. one reported in an
+    /// interface's contract that a class member inherits).
+    #[serde(skip)]
+    pub by_file: bool,
 }
 
 /// At most this many shards.
@@ -38,7 +43,7 @@ impl std::str::FromStr for Shard {
         let (k, n) = (k.trim().parse::<usize>(), n.trim().parse::<usize>());
         match (k, n) {
             (Ok(k), Ok(n)) if 1 <= k && k <= n && n <= MAX_SHARDS => {
-                Ok(Shard { index: k, count: n })
+                Ok(Shard { index: k, count: n, by_file: false })
             }
             _ => Err(bad()),
         }
@@ -73,6 +78,9 @@ pub fn file_shard(path: &str, count: usize) -> usize {
 
 impl Shard {
     pub fn owns_member(&self, path: &str, name: &str) -> bool {
+        if self.by_file {
+            return self.owns_file(path);
+        }
         member_shard(path, name, self.count) == self.index
     }
     pub fn owns_file(&self, path: &str) -> bool {
@@ -123,6 +131,10 @@ pub fn restrict(
     checked: &[bool],
 ) {
     work.retain(|w| shard.owns_member(&sources[w.file].path, &w.name));
+    if shard.by_file {
+        // Whole files: their expectations all count.
+        return;
+    }
     for (fi, scope) in scopes.iter_mut().enumerate() {
         if checked.get(fi).copied().unwrap_or(false) {
             *scope = Some(vec![]);
@@ -154,7 +166,7 @@ mod tests {
 
     #[test]
     fn parses_k_of_n() {
-        assert_eq!("2/3".parse::<Shard>(), Ok(Shard { index: 2, count: 3 }));
+        assert_eq!("2/3".parse::<Shard>(), Ok(Shard { index: 2, count: 3, by_file: false }));
         for bad in ["0/3", "4/3", "3", "a/b", "1/0", "-1/2", "1/100000"] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
@@ -165,7 +177,9 @@ mod tests {
         for n in 1..6 {
             for name in ["A.m", "A.new", "B.p", "Cell.setX"] {
                 let owners: Vec<usize> = (1..=n)
-                    .filter(|&k| Shard { index: k, count: n }.owns_member("x/a.jv", name))
+                    .filter(|&k| {
+                        Shard { index: k, count: n, by_file: false }.owns_member("x/a.jv", name)
+                    })
                     .collect();
                 assert_eq!(owners.len(), 1, "{name} of {n}");
                 assert_eq!(owners[0], member_shard("x/a.jv", name, n));
