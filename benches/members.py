@@ -43,7 +43,7 @@ def main():
                 f.write(program(n))
             out = os.path.join(d, "h.json")
             subprocess.run(["hyperfine", "-N", "-w", "1", "-r", str(a.runs), "--export-json", out,
-                            f"{a.bin} {path}"], check=True, capture_output=True)
+                            f"{a.bin} --no-cache {path}"], check=True, capture_output=True)
             median = json.load(open(out))["results"][0]["median"]
             rows.append((n, median))
     print("| members | median | per member |")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Performance benchmark of idf-verify, and its comparison with Viper's Silicon.
 
-Times whole-process wall time of `target/release/idf-verify` (median of --runs runs,
+Times whole-process wall time of `target/release/idf-verify --no-cache` (median of --runs runs,
 with hyperfine when installed, otherwise time.perf_counter around subprocess) on
 
   * the scalable workloads of ../shared/peers/workloads.py (chain, paths, list) and
@@ -281,19 +281,19 @@ def run(args, peers, suite, tmp):
     print(f"timing {len(progs)} programs, {args.runs} runs each ({'hyperfine' if use_hf else 'perf_counter'}) ...",
           file=sys.stderr, flush=True)
     for p in progs:
-        cmd = [args.bin] + p.args + [p.jv]
+        cmd = [args.bin, "--no-cache"] + p.args + [p.jv]
         p.rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
         p.times, p.cpu = time_commands([cmd], args.runs, args.warmup, use_hf)[0]
         p.median, p.min, p.max = statistics.median(p.times), min(p.times), max(p.times)
         print(f"  {p.name:34} {fmt(p.median):>9}  (min {fmt(p.min)}, max {fmt(p.max)})", file=sys.stderr, flush=True)
         if args.stats and p.group == "workload":
-            out = subprocess.run([args.bin, "--stats", "--format", "json", p.jv], capture_output=True, text=True).stdout
+            out = subprocess.run([args.bin, "--no-cache", "--stats", "--format", "json", p.jv], capture_output=True, text=True).stdout
             members = [m for f in json.loads(out)["files"] for m in f["members"]]
             p.stats = max(members, key=lambda m: m["time_ms"])
 
     if not args.no_rerun:
         for p in suspicious(progs):
-            t, cpu = time_commands([[args.bin] + p.args + [p.jv]], args.runs, args.warmup, use_hf)[0]
+            t, cpu = time_commands([[args.bin, "--no-cache"] + p.args + [p.jv]], args.runs, args.warmup, use_hf)[0]
             p.rerun = statistics.median(t)
             print(f"  rerun {p.name:28} {fmt(p.rerun):>9}  (first {fmt(p.median)})", file=sys.stderr, flush=True)
             if p.rerun < p.median:
@@ -381,7 +381,7 @@ def jobs_experiment(args, tmp, examples, use_hf):
     for i in range(40):
         f = examples[i % len(examples)]
         shutil.copy(os.path.join(ROOT, "examples", f), os.path.join(folder, f"{i:02}_{f}"))
-    cmds = [[args.bin, "--jobs", str(j), folder] for j in (1, 2)]
+    cmds = [[args.bin, "--no-cache", "--jobs", str(j), folder] for j in (1, 2)]
     rcs = [subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode for c in cmds]
     print("timing --jobs 1 / --jobs 2 on 40 example files ...", file=sys.stderr, flush=True)
     (t1, c1), (t2, c2) = time_commands(cmds, args.runs, args.warmup, use_hf)
@@ -399,10 +399,10 @@ def jobs_experiment(args, tmp, examples, use_hf):
     for r in range(args.warmup + args.runs):
         t0 = time.perf_counter()
         for d in halves:
-            subprocess.run([args.bin, "--jobs", "1", d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run([args.bin, "--no-cache", "--jobs", "1", d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         t_seq = time.perf_counter() - t0
         t0 = time.perf_counter()
-        procs = [subprocess.Popen([args.bin, "--jobs", "1", d], stdout=subprocess.DEVNULL,
+        procs = [subprocess.Popen([args.bin, "--no-cache", "--jobs", "1", d], stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL) for d in halves]
         for pr in procs:
             pr.wait()

@@ -35,6 +35,10 @@ pub struct Options {
     /// This run's own stop flag (the language server cancels a run when a newer edit
     /// arrives): once set, it acts on this run as Ctrl-C ([`INTERRUPTED`]) does on all.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The result cache's folder (`crate::cache`); `None`: verify every member.
+    pub cache: Option<PathBuf>,
+    /// `--shard K/N`: verify only this shard's members (`crate::shard`).
+    pub shard: Option<crate::shard::Shard>,
 }
 
 impl Options {
@@ -104,6 +108,10 @@ pub struct Run {
     pub unmatched_methods: Vec<String>,
     /// Stopped by Ctrl-C or `Options::cancel`: only the members that finished are reported.
     pub interrupted: bool,
+    /// With `--shard`: the whole batch's layout (for `idf-verify merge`).
+    pub shard: Option<crate::shard::Layout>,
+    /// What the result cache did.
+    pub cache: crate::cache::CacheStats,
 }
 
 /// Files named on the command line, with folders searched recursively for `*.jv`
@@ -420,6 +428,13 @@ fn verify_fronts(
     opts: &Options,
     sink: &mut dyn FnMut(Event<'_>),
 ) -> Run {
+    let layout = opts.shard.map(|s| crate::shard::layout(s, &fronts, &opts.methods));
+    let mut fronts = fronts;
+    if let Some(s) = opts.shard {
+        // A file's input errors are reported by one shard only (and by file, the shard
+        // sees only its files).
+        fronts.retain(|(source, p)| (p.is_ok() && !s.by_file) || s.owns_file(&source.path));
+    }
     let mut work: Vec<crate::schedule::Item> = Vec::new();
     let mut scopes: Vec<Option<Vec<Span>>> = vec![None; fronts.len()];
     let mut programs: Vec<Option<std::sync::Arc<Program>>> = Vec::new();
@@ -462,6 +477,10 @@ fn verify_fronts(
         .filter(|name| !work.iter().any(|w| &w.name == *name))
         .cloned()
         .collect();
+    if let Some(s) = opts.shard {
+        let checked: Vec<bool> = input.iter().map(Option::is_none).collect();
+        crate::shard::restrict(s, &mut work, &mut scopes, &sources, &checked);
+    }
     let mut planned = vec![0; sources.len()];
     for w in &work {
         planned[w.file] += 1;
@@ -472,8 +491,8 @@ fn verify_fronts(
     let mut per_file: Vec<Vec<MemberOutcome>> = vec![Vec::new(); sources.len()];
     let mut streamer = Streamer { sources: &sources, input: &input, announced: 0 };
     let work_files: Vec<usize> = work.iter().map(|w| w.file).collect();
-    let interrupted =
-        crate::schedule::run_members(work, threads, opts, start, &mut |wi, outcome| {
+    let (interrupted, cache) =
+        crate::cache::run_members(work, threads, opts, start, &mut |wi, outcome| {
             let fi = work_files[wi];
             streamer.upto(fi + 1, sink);
             sink(Event::Member(&sources[fi], &outcome));
@@ -502,6 +521,8 @@ fn verify_fronts(
         time_ms: start.elapsed().as_secs_f64() * 1000.0,
         unmatched_methods,
         interrupted,
+        shard: layout,
+        cache,
     }
 }
 

@@ -74,6 +74,18 @@ struct Cli {
     /// branches end in.
     #[arg(long)]
     no_merge: bool,
+    /// The result cache's folder (default: $XDG_CACHE_HOME/idf-verify or
+    /// ~/.cache/idf-verify): a member whose text and dependencies are unchanged is not
+    /// verified again.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    cache: Option<PathBuf>,
+    /// Verify every member, reading and writing no cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// Verify only shard K of N (1 <= K <= N) of the members: each member lands in
+    /// exactly one shard; `idf-verify merge` joins the shards' JSON documents.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<idf_verify::shard::Shard>,
 }
 
 /// The longest `--timeout` accepted (a week), and the most `--jobs`.
@@ -117,6 +129,33 @@ fn test_main(args: Vec<std::ffi::OsString>) -> i32 {
         1
     } else {
         0
+    }
+}
+
+/// `idf-verify merge SHARD.json...`: print the unsharded run's JSON document; exit with
+/// its status (2 when the documents do not merge).
+fn merge_main(args: Vec<std::ffi::OsString>) -> i32 {
+    let files: Vec<PathBuf> = args.into_iter().skip(1).map(PathBuf::from).collect();
+    if files.is_empty() || files.iter().any(|f| f.to_str().is_some_and(|s| s.starts_with('-'))) {
+        eprintln!("usage: idf-verify merge SHARD.json...  (the JSON of each `--shard K/N` run)");
+        return 2;
+    }
+    let mut docs = vec![];
+    for f in &files {
+        match std::fs::read(f) {
+            Ok(bytes) => docs.push((f.display().to_string(), bytes)),
+            Err(e) => {
+                eprintln!("error: cannot read `{}`: {e}", f.display());
+                return 2;
+            }
+        }
+    }
+    match idf_verify::merge::merge(&docs) {
+        Ok((text, code)) => output_status(writeln!(std::io::stdout().lock(), "{text}"), code),
+        Err(message) => {
+            eprintln!("error: {message}");
+            2
+        }
     }
 }
 
@@ -174,6 +213,9 @@ fn real_main() -> i32 {
     if args.get(1).is_some_and(|a| a == "lsp") {
         return idf_verify::lsp::main(&args[2..]);
     }
+    if args.get(1).is_some_and(|a| a == "merge") {
+        return merge_main(args.into_iter().skip(1).collect());
+    }
     let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
     install_interrupt_handler();
     let opts = Options {
@@ -191,6 +233,13 @@ fn real_main() -> i32 {
         check_only: false,
         deadline: cli.deadline,
         cancel: None,
+        cache: if cli.no_cache {
+            None
+        } else {
+            cli.cache.clone().or_else(idf_verify::cache::store::default_dir)
+        },
+        // `--expect` shards by file (`shard::Shard::by_file`).
+        shard: cli.shard.map(|s| idf_verify::shard::Shard { by_file: cli.expect, ..s }),
     };
     let file_count = driver::collect_files(&cli.paths).len();
     if file_count == 0 {
@@ -237,7 +286,10 @@ fn real_main() -> i32 {
         expect_mode(&run)
     } else {
         let written = match cli.format {
-            Format::Json => writeln!(out, "{}", report::json::to_json_with(&run, cli.slowest)),
+            Format::Json => match &run.shard {
+                Some(layout) => writeln!(out, "{}", idf_verify::shard::to_json(&run, layout)),
+                None => writeln!(out, "{}", report::json::to_json_with(&run, cli.slowest)),
+            },
             Format::Jsonl => streamed.and_then(|()| {
                 writeln!(out, "{}", report::json::summary_line_with(&run, cli.slowest))
             }),
@@ -247,7 +299,19 @@ fn real_main() -> i32 {
             }
             Format::Human => streamed
                 .and_then(|()| human::render_summary(&mut out, &run))
-                .and_then(|()| human_totals(&mut out, &run, cli.slowest)),
+                .and_then(|()| human_totals(&mut out, &run, cli.slowest))
+                .and_then(|()| match (&opts.cache, cli.stats) {
+                    (Some(dir), true) => writeln!(
+                        out,
+                        "cache: {} hit{}, {} verified, {} stored in {}",
+                        run.cache.hits,
+                        if run.cache.hits == 1 { "" } else { "s" },
+                        run.cache.misses,
+                        run.cache.stored,
+                        dir.display()
+                    ),
+                    _ => Ok(()),
+                }),
         };
         (written, report::exit_code(&run))
     };

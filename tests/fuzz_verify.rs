@@ -1627,7 +1627,8 @@ fn fuzz_regressions_terminate() {
     let mut failures = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).expect("readable");
-        let mut args: Vec<String> = vec!["--timeout".into(), "5".into(), "--expect".into()];
+        let mut args: Vec<String> =
+            vec!["--no-cache".into(), "--timeout".into(), "5".into(), "--expect".into()];
         let header = text.lines().take_while(|l| l.starts_with("//"));
         for flag in
             header.filter_map(|l| l.strip_prefix("// flags:")).flat_map(str::split_whitespace)

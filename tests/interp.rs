@@ -266,7 +266,7 @@ fn counterexamples_are_replayed() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interp/replay");
     let run = |file: &str| {
         let out = std::process::Command::new(bin)
-            .args(["--counterexample", "--format", "json"])
+            .args(["--no-cache", "--counterexample", "--format", "json"])
             .arg(root.join(file))
             .output()
             .expect("run idf-verify");

@@ -47,7 +47,7 @@ fn run_with_limit(mut cmd: Command, limit: Duration) -> Option<(i32, String)> {
 fn a_query_that_ignores_its_timeout_does_not_stop_the_run() {
     let d = batch("timeout");
     let mut cmd = Command::new(bin());
-    cmd.args(["--timeout", "2"]).arg(&d);
+    cmd.args(["--no-cache", "--timeout", "2"]).arg(&d);
     let (code, out) = run_with_limit(cmd, Duration::from_secs(120)).expect("the run ends");
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("C.power timeout"), "{out}");
@@ -58,7 +58,8 @@ fn a_query_that_ignores_its_timeout_does_not_stop_the_run() {
 #[test]
 fn ctrl_c_stops_a_batch_and_reports_what_finished() {
     let d = batch("sigint");
-    let child = Command::new(bin()).arg(&d).stdout(Stdio::piped()).spawn().unwrap();
+    let child =
+        Command::new(bin()).arg("--no-cache").arg(&d).stdout(Stdio::piped()).spawn().unwrap();
     // The hang holds one worker for ever; the other members finish meanwhile.
     std::thread::sleep(Duration::from_secs(3));
     let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
@@ -78,7 +79,7 @@ fn ctrl_c_stops_a_batch_and_reports_what_finished() {
 fn json_lines_stream_one_record_per_member() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut cmd = Command::new(bin());
-    cmd.args(["--format", "jsonl"]).arg(root.join("examples/cell.jv"));
+    cmd.args(["--no-cache", "--format", "jsonl"]).arg(root.join("examples/cell.jv"));
     let (code, out) = run_with_limit(cmd, Duration::from_secs(60)).expect("ends");
     assert_eq!(code, 0, "{out}");
     let records: Vec<serde_json::Value> =
@@ -95,7 +96,7 @@ fn a_run_deadline_ends_the_run_and_reports_the_rest_as_timeouts() {
     let d = batch("deadline");
     let mut cmd = Command::new(bin());
     // No per-member budget: only the run's deadline stops the hang.
-    cmd.args(["--deadline", "3", "--jobs", "1"]).arg(&d);
+    cmd.args(["--no-cache", "--deadline", "3", "--jobs", "1"]).arg(&d);
     let (code, out) = run_with_limit(cmd, Duration::from_secs(120)).expect("the run ends");
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("C.power timeout"), "{out}");

@@ -434,6 +434,8 @@ impl Server {
                 check_only: false,
                 deadline: None,
                 cancel: Some(cancel.clone()),
+                cache: None,
+                shard: None,
             };
             doc.running = Some(Running {
                 generation: self.generation,

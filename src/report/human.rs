@@ -188,7 +188,14 @@ fn stats_line<W: WriteColor>(w: &mut W, s: &Stats) -> io::Result<()> {
         s.ledger.pruned,
         s.ledger.timeout,
         s.ledger.merged,
-    )
+    )?;
+    if s.cached {
+        writeln!(
+            w,
+            "    cached: not verified again (the statistics are those of the run that verified it)"
+        )?;
+    }
+    Ok(())
 }
 
 fn summary_line<W: WriteColor>(

@@ -160,6 +160,7 @@ pub fn verify_member_with(
         merges: v.merges,
         z3_ms: v.dec.counters.z3_time.as_secs_f64() * 1000.0,
         total_ms: time_ms,
+        cached: false,
     });
     let name = info.member_names.get(&member).cloned().unwrap_or_default();
     let warnings =

@@ -153,6 +153,10 @@ pub struct Stats {
     pub merges: u64,
     pub z3_ms: f64,
     pub total_ms: f64,
+    /// Read from the result cache (`crate::cache`): these are the statistics of the
+    /// run that verified it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 #[derive(Clone, Debug)]

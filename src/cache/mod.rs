@@ -1,0 +1,130 @@
+//! The result cache (`--cache DIR`, `--no-cache`; issue 13, item 4): never verify a
+//! member twice. Before the scheduler runs, each member's key ([`key`]: a hash of its
+//! text and of everything its verification reads, the configuration and the tool's
+//! build) is looked up in the folder ([`store`]); a hit is reported as if verified
+//! now, byte for byte (its recorded time included), and only the misses are
+//! verified. Every real verdict of a miss is then stored ([`entry`]).
+//!
+//! Architecture invariant: this sits beside the driver, above `verify`, and wraps
+//! `schedule::run_members` with the same contract (outcomes handed back in the items'
+//! order). It never changes a verdict: an entry is read only under the exact key it
+//! was written under, and timeouts, interruptions and internal errors are never
+//! written.
+
+pub mod entry;
+pub mod key;
+pub mod store;
+
+use crate::driver::{MemberOutcome, Options};
+use crate::schedule::Item;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// What the cache did in a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub hits: usize,
+    pub misses: usize,
+    pub stored: usize,
+}
+
+/// As `schedule::run_members`, with the cache of `opts.cache` (none: verify all).
+pub fn run_members(
+    items: Vec<Item>,
+    threads: usize,
+    opts: &Options,
+    start: Instant,
+    done: &mut dyn FnMut(usize, MemberOutcome),
+) -> (bool, CacheStats) {
+    let Some(dir) = &opts.cache else {
+        let interrupted = crate::schedule::run_members(items, threads, opts, start, done);
+        return (interrupted, CacheStats::default());
+    };
+    let store = store::Store::new(dir);
+    let stats_wanted = opts.config.stats;
+    // Keys, per program (one plan per program, shared by its members).
+    let mut plans: HashMap<u64, key::Plan<'_>> = HashMap::new();
+    let keyed: Vec<key::Keyed> = items
+        .iter()
+        .map(|it| {
+            plans
+                .entry(it.key)
+                .or_insert_with(|| key::Plan::new(&it.program, &it.text, &opts.config))
+                .key(it.member)
+        })
+        .collect();
+    drop(plans);
+    let slots: Vec<Option<MemberOutcome>> = items
+        .iter()
+        .zip(&keyed)
+        .map(|(it, k)| {
+            let kind = it.program.classes[it.member.class].members[it.member.member].kind;
+            let mut r =
+                store.load(&k.key)?.result(&k.key, &k.anchors, it.member, &it.name, kind)?;
+            r.stats = if stats_wanted {
+                r.stats.map(|mut s| {
+                    s.cached = true;
+                    s
+                })
+            } else {
+                None
+            };
+            Some(MemberOutcome::Done(r))
+        })
+        .collect();
+    let mut stats =
+        CacheStats { hits: slots.iter().filter(|s| s.is_some()).count(), ..CacheStats::default() };
+    let (misses, miss_index): (Vec<Item>, Vec<usize>) = items
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| slots[*i].is_none())
+        .map(|(i, it)| (it, i))
+        .unzip();
+    stats.misses = misses.len();
+    // Entries always hold statistics, so that `--stats` can show a hit's.
+    let mut inner = opts.clone();
+    inner.config.stats = true;
+    let mut out = InOrder { slots, next: 0 };
+    out.flush(done);
+    let interrupted = crate::schedule::run_members(misses, threads, &inner, start, &mut |mi, o| {
+        let i = miss_index[mi];
+        let mut o = o;
+        if let MemberOutcome::Done(r) = &mut o {
+            let k = &keyed[i];
+            if let Some(e) = entry::Entry::of(r, &k.key, &k.anchors)
+                && store.save(&k.key, &e)
+            {
+                stats.stored += 1;
+            }
+            if !stats_wanted {
+                r.stats = None;
+            }
+        }
+        out.slots[i] = Some(o);
+        out.flush(done);
+    });
+    if interrupted {
+        // What finished is reported in order (the scheduler skipped what did not).
+        for (i, s) in out.slots.iter_mut().enumerate().skip(out.next) {
+            if let Some(o) = s.take() {
+                done(i, o);
+            }
+        }
+    }
+    (interrupted, stats)
+}
+
+/// Outcomes handed on in the items' order as soon as every earlier one is there.
+struct InOrder {
+    slots: Vec<Option<MemberOutcome>>,
+    next: usize,
+}
+
+impl InOrder {
+    fn flush(&mut self, done: &mut dyn FnMut(usize, MemberOutcome)) {
+        while let Some(o) = self.slots.get_mut(self.next).and_then(Option::take) {
+            done(self.next, o);
+            self.next += 1;
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! `idf-verify merge SHARD.json...` (issue 13, item 6): the JSON documents of the
+//! shards of one batch (`--shard K/N --format json`, `crate::shard`) merged into the
+//! document the unsharded run prints (LANGUAGE.md section 9), with the exit status it
+//! would have had.
+//!
+//! The shards' layouts must agree and every shard 1..N must be there exactly once;
+//! each file comes back in the layout's order, each member from the shard that owns
+//! it, in program order; a member or an input-error file that its shard does not
+//! report is an error, never a gap. Times: a member keeps its own; the summary's is
+//! the longest shard's (the shards run side by side).
+//!
+//! Architecture invariant: merge reads only the shards' documents (never sources) and
+//! never panics: a malformed document is an error message (exit 2).
+
+use crate::shard::{file_shard, member_shard};
+use serde_json::{Map, Value};
+
+/// The merged document's text and its exit status, or why the shards do not merge.
+pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), String> {
+    if docs.is_empty() {
+        return Err("no shard documents given".into());
+    }
+    let mut parsed: Vec<(String, Value)> = vec![];
+    for (name, bytes) in docs {
+        let v: Value = serde_json::from_slice(bytes)
+            .map_err(|e| format!("{name}: not a JSON document: {e}"))?;
+        parsed.push((name.clone(), v));
+    }
+    let shard = |name: &str, v: &Value| -> Result<(usize, usize, Value), String> {
+        let s = v.get("shard").ok_or_else(|| {
+            format!("{name}: no `shard` key (write it with `--shard K/N --format json`)")
+        })?;
+        let num = |k: &str| s.get(k).and_then(Value::as_u64).map(|n| n as usize);
+        match (num("index"), num("count"), s.get("files")) {
+            (Some(k), Some(n), Some(files)) if 1 <= k && k <= n && files.is_array() => {
+                Ok((k, n, files.clone()))
+            }
+            _ => Err(format!("{name}: malformed `shard` key")),
+        }
+    };
+    let (_, count, layout) = shard(&parsed[0].0, &parsed[0].1)?;
+    let mut by_index: Vec<Option<&Value>> = vec![None; count + 1];
+    for (name, v) in &parsed {
+        let (k, n, files) = shard(name, v)?;
+        if n != count || files != layout {
+            return Err(format!("{name}: shard {k}/{n} is not of the same batch as the others"));
+        }
+        if by_index[k].is_some() {
+            return Err(format!("{name}: shard {k}/{n} is given twice"));
+        }
+        by_index[k] = Some(v);
+    }
+    if let Some(k) = (1..=count).find(|&k| by_index[k].is_none()) {
+        return Err(format!("shard {k}/{count} is missing"));
+    }
+    let shards: Vec<&Value> = by_index.into_iter().flatten().collect();
+    // Each shard's files by path.
+    let files_of = |v: &Value| -> Result<Map<String, Value>, String> {
+        let files = v.get("files").and_then(Value::as_array).ok_or("a document has no `files`")?;
+        let mut out = Map::new();
+        for f in files {
+            let path = f.get("path").and_then(Value::as_str).ok_or("a file has no `path`")?;
+            out.insert(path.to_string(), f.clone());
+        }
+        Ok(out)
+    };
+    let shard_files: Vec<Map<String, Value>> =
+        shards.iter().map(|v| files_of(v)).collect::<Result<_, _>>()?;
+    let mut files = vec![];
+    let (mut verified, mut failed, mut timeout, mut input_errors, mut internal) = (0, 0, 0, 0, 0);
+    let layout = layout.as_array().cloned().unwrap_or_default();
+    for lf in &layout {
+        let path = lf.get("path").and_then(Value::as_str).ok_or("a layout file has no `path`")?;
+        let file = match lf.get("members") {
+            Some(Value::Array(names)) => {
+                let mut taken = vec![0usize; count];
+                let mut members = vec![];
+                for name in names {
+                    let name = name.as_str().ok_or("a layout member is not a name")?;
+                    let k = member_shard(path, name, count);
+                    let theirs = shard_files[k - 1]
+                        .get(path)
+                        .and_then(|f| f.get("members"))
+                        .and_then(Value::as_array)
+                        .and_then(|ms| ms.get(taken[k - 1]))
+                        .filter(|m| m.get("name").and_then(Value::as_str) == Some(name))
+                        .ok_or_else(|| {
+                            format!("shard {k}/{count} does not report `{name}` of {path}")
+                        })?;
+                    taken[k - 1] += 1;
+                    match theirs.get("status").and_then(Value::as_str) {
+                        Some("verified") => verified += 1,
+                        Some("failed") => failed += 1,
+                        Some("timeout") => timeout += 1,
+                        _ => internal += 1,
+                    }
+                    members.push(theirs.clone());
+                }
+                for (k, f) in shard_files.iter().enumerate() {
+                    let n = f.get(path).and_then(|f| f.get("members")).and_then(Value::as_array);
+                    if n.map_or(0, Vec::len) != taken[k] {
+                        return Err(format!(
+                            "shard {}/{count} reports members of {path} the layout does not list",
+                            k + 1
+                        ));
+                    }
+                }
+                let mut f = Map::new();
+                f.insert("path".into(), path.into());
+                f.insert("status".into(), "ok".into());
+                f.insert("diagnostics".into(), Value::Array(vec![]));
+                f.insert("members".into(), Value::Array(members));
+                Value::Object(f)
+            }
+            Some(Value::Null) => {
+                let k = file_shard(path, count);
+                let f = shard_files[k - 1].get(path).cloned().ok_or_else(|| {
+                    format!("shard {k}/{count} does not report the input errors of {path}")
+                })?;
+                let diags = f.get("diagnostics").and_then(Value::as_array).cloned();
+                for d in diags.unwrap_or_default() {
+                    if d.get("id").and_then(Value::as_str) == Some("internal.error") {
+                        internal += 1;
+                    } else {
+                        input_errors += 1;
+                    }
+                }
+                f
+            }
+            _ => return Err(format!("malformed layout entry for {path}")),
+        };
+        files.push(file);
+    }
+    let time = shards
+        .iter()
+        .filter_map(|v| v.get("summary").and_then(|s| s.get("time_ms")).and_then(Value::as_f64))
+        .fold(0.0, f64::max);
+    let mut summary = Map::new();
+    summary.insert("verified".into(), verified.into());
+    summary.insert("failed".into(), failed.into());
+    summary.insert("timeout".into(), timeout.into());
+    summary.insert("input_errors".into(), input_errors.into());
+    summary.insert(
+        "time_ms".into(),
+        serde_json::Number::from_f64(time).map_or(Value::Null, Value::Number),
+    );
+    if internal > 0 {
+        summary.insert("internal_errors".into(), internal.into());
+    }
+    let mut doc = Map::new();
+    doc.insert("version".into(), 1.into());
+    doc.insert("files".into(), Value::Array(files));
+    doc.insert("summary".into(), Value::Object(summary));
+    let code = if internal > 0 {
+        3
+    } else if input_errors > 0 {
+        2
+    } else if failed + timeout > 0 {
+        1
+    } else {
+        0
+    };
+    let text = serde_json::to_string_pretty(&Ordered(&Value::Object(doc)))
+        .map_err(|e| format!("cannot write the merged document: {e}"))?;
+    Ok((text, code))
+}
+
+/// The keys of the documents in the order `report::json` writes them (one order that
+/// fits every object of the schema); unknown keys follow, sorted.
+const ORDER: &[&str] = &[
+    "version",
+    "files",
+    "path",
+    "name",
+    "kind",
+    "status",
+    "id",
+    "reason",
+    "message",
+    "what",
+    "line",
+    "column",
+    "store",
+    "heap",
+    "path_condition",
+    "trace",
+    "counterexample",
+    "replay",
+    "replay_inputs",
+    "replay_outcome",
+    "diagnostics",
+    "members",
+    "verified",
+    "started",
+    "completed",
+    "failed",
+    "paths",
+    "queries",
+    "pushes",
+    "branches",
+    "pruned",
+    "timeout",
+    "merged",
+    "ledger",
+    "chunks_max",
+    "z3_ms",
+    "total_ms",
+    "input_errors",
+    "time_ms",
+    "errors",
+    "warnings",
+    "stats",
+    "internal_errors",
+    "summary",
+];
+
+/// A JSON value written with its objects' keys in [`ORDER`].
+struct Ordered<'a>(&'a Value);
+
+impl serde::Serialize for Ordered<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            Value::Array(xs) => {
+                let mut seq = s.serialize_seq(Some(xs.len()))?;
+                for x in xs {
+                    seq.serialize_element(&Ordered(x))?;
+                }
+                seq.end()
+            }
+            Value::Object(m) => {
+                let rank = |k: &str| ORDER.iter().position(|o| *o == k).unwrap_or(ORDER.len());
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
+                let mut map = s.serialize_map(Some(keys.len()))?;
+                for k in keys {
+                    map.serialize_entry(k, &Ordered(&m[k]))?;
+                }
+                map.end()
+            }
+            other => other.serialize(s),
+        }
+    }
+}

@@ -1,0 +1,459 @@
+//! The result cache (issue 13, item 4). The anchor test is the stale-cache bug Viper's
+//! server had (a cached verdict surviving a change of a dependency): each kind of
+//! dependency is edited in turn, and exactly its dependants must be verified again,
+//! with the verdicts a fresh run gives. Then: a cached run prints what a fresh one
+//! prints (human, JSON, JSON Lines); moved members keep their cached diagnostics at
+//! their new lines; corrupt entries are misses; timeouts are never stored.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_idf-verify")
+}
+
+/// A fresh folder under the system's temporary folder.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("idf-cache-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str], paths: &[&Path]) -> (i32, String) {
+    // A solver budget: a query that never ends fails the test instead of hanging it.
+    let budget: &[&str] = if args.contains(&"--timeout") { &[] } else { &["--timeout", "30"] };
+    let out = Command::new(bin()).args(budget).args(args).args(paths).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The members of a JSON document: (name, whether it came from the cache).
+fn members(doc: &Value) -> Vec<(String, bool)> {
+    doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["members"].as_array().unwrap().clone())
+        .map(|m| {
+            let cached = m["stats"]["cached"].as_bool().unwrap_or(false);
+            (m["name"].as_str().unwrap().to_string(), cached)
+        })
+        .collect()
+}
+
+/// A document without times and statistics (what a cached and a fresh run share).
+fn verdicts(doc: &Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                m.remove("time_ms");
+                m.remove("stats");
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(xs) => xs.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v = doc.clone();
+    strip(&mut v);
+    v
+}
+
+const BASE: &str = r#"class Cell {
+  int val;
+  Cell() ensures ok() && get() == 0; { val = 0; }
+  predicate ok() { return acc(val); }
+  pure int get() requires ok(); { return val; }
+  void put(int v) requires ok(); ensures ok() && get() == v; { val = v; }
+}
+
+class Box {
+  int w;
+  static pure int twice(int a) { return a + a; }
+  static void useTwice() { assert Box.twice(2) == 4; }
+}
+
+class Client {
+  static void callsPut() { Cell c = new Cell(); c.put(5); assert c.get() == 5; }
+  static void alone() { int k = 3; assert k == 3; }
+  static void readsW(Box b) requires b != null && acc(b.w); { b.w = 1; }
+}
+
+interface Shape {
+  predicate inv();
+  pure int area() requires inv(); ensures result >= 0;
+}
+
+class Sq implements Shape {
+  int side;
+  predicate inv() { return acc(side) && side >= 0; }
+  pure int area() requires inv(); ensures result >= 0; { return side; }
+}
+
+class Geo {
+  static void measure(Shape s) requires s != null && s.inv(); ensures s.inv();
+  { int a = s.area(); assert a >= 0; }
+}
+"#;
+
+const ALL: &[&str] = &[
+    "Cell.new",
+    "Cell.ok",
+    "Cell.get",
+    "Cell.put",
+    "Box.twice",
+    "Box.useTwice",
+    "Client.callsPut",
+    "Client.alone",
+    "Client.readsW",
+    "Shape.inv",
+    "Shape.area",
+    "Sq.inv",
+    "Sq.area",
+    "Geo.measure",
+];
+
+/// Run `text` with the cache (and `flags`): the members verified (not cached), and
+/// the document; check the verdicts against a run without the cache.
+fn rerun(dir: &Path, cache: &Path, text: &str, flags: &[&str]) -> (BTreeSet<String>, Value) {
+    let file = dir.join("deps.jv");
+    std::fs::write(&file, text).unwrap();
+    let cache = cache.to_str().unwrap();
+    let mut args = vec!["--format", "json", "--stats", "--cache", cache];
+    args.extend(flags);
+    let (code, out) = run(&args, &[&file]);
+    let doc = json(&out);
+    let mut fresh_args = vec!["--format", "json", "--no-cache"];
+    fresh_args.extend(flags);
+    let (fresh_code, fresh) = run(&fresh_args, &[&file]);
+    assert_eq!(code, fresh_code, "{out}");
+    assert_eq!(
+        verdicts(&doc),
+        verdicts(&json(&fresh)),
+        "a cached verdict differs from a fresh one"
+    );
+    let verified = members(&doc).into_iter().filter(|(_, c)| !c).map(|(n, _)| n).collect();
+    (verified, doc)
+}
+
+fn set(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+fn status(doc: &Value, name: &str) -> String {
+    doc["files"][0]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .map(|m| m["status"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no member {name}"))
+}
+
+fn edit(from: &str, to: &str) -> String {
+    assert_eq!(BASE.matches(from).count(), 1, "{from}");
+    BASE.replace(from, to)
+}
+
+#[test]
+fn exactly_the_dependants_of_an_edit_are_verified_again() {
+    let dir = scratch("deps");
+    let cache = dir.join("cache");
+    let (first, doc) = rerun(&dir, &cache, BASE, &[]);
+    assert_eq!(first, set(ALL));
+    assert!(ALL.iter().all(|m| status(&doc, m) == "verified"), "{doc}");
+    let (again, _) = rerun(&dir, &cache, BASE, &[]);
+    assert_eq!(again, set(&[]), "nothing changed");
+
+    // Each edit is made to the base program (whose entries stay in the cache).
+    let cases: Vec<(&str, String, &[&str])> = vec![
+        (
+            "callee contract",
+            edit("ensures ok() && get() == v;", "ensures ok();"),
+            &["Cell.put", "Client.callsPut"],
+        ),
+        (
+            "callee body (its callers are not verified again)",
+            edit("{ val = v; }", "{ val = v; val = v; }"),
+            &["Cell.put"],
+        ),
+        (
+            "predicate body",
+            edit("return acc(val);", "return acc(val) && val >= 0;"),
+            &["Cell.new", "Cell.ok", "Cell.get", "Cell.put", "Client.callsPut"],
+        ),
+        ("pure method body", edit("a + a", "a + 1"), &["Box.twice", "Box.useTwice"]),
+        (
+            "pure method contract",
+            edit(
+                "pure int get() requires ok();",
+                "pure int get() requires ok(); ensures result == val;",
+            ),
+            &["Cell.new", "Cell.get", "Cell.put", "Client.callsPut"],
+        ),
+        ("field declaration", edit("int w;", "public int w;"), &["Client.readsW"]),
+        (
+            "implementing class's body (dynamic dispatch)",
+            edit("{ return side; }", "{ return side - 1; }"),
+            &["Shape.area", "Sq.area", "Geo.measure"],
+        ),
+        (
+            "interface member's contract",
+            edit(
+                "pure int area() requires inv(); ensures result >= 0;\n}",
+                "pure int area() requires inv(); ensures result >= 0 && true;\n}",
+            ),
+            &["Shape.area", "Sq.area", "Geo.measure"],
+        ),
+        (
+            "a new implementing class",
+            format!(
+                "{BASE}\nclass Tri implements Shape {{\n  int t;\n  predicate inv() {{ return acc(t); }}\n  pure int area() requires inv(); ensures result >= 0; {{ return 0; }}\n}}\n"
+            ),
+            &["Shape.inv", "Shape.area", "Sq.inv", "Sq.area", "Geo.measure", "Tri.inv", "Tri.area"],
+        ),
+        ("comments and blank lines above everything", format!("// moved\n\n\n{BASE}"), &[]),
+    ];
+    for (what, text, expected) in &cases {
+        let (verified, doc) = rerun(&dir, &cache, text, &[]);
+        assert_eq!(verified, set(expected), "{what}");
+        // The verdicts a dependency's change brings (checked against a fresh run in
+        // `rerun`; here, that the edits do change something).
+        match *what {
+            "callee contract" => assert_eq!(status(&doc, "Client.callsPut"), "failed"),
+            "predicate body" => assert_eq!(status(&doc, "Cell.put"), "failed"),
+            "pure method body" => assert_eq!(status(&doc, "Box.useTwice"), "failed"),
+            "implementing class's body (dynamic dispatch)" => {
+                assert_eq!(status(&doc, "Sq.area"), "failed")
+            }
+            _ => {}
+        }
+    }
+
+    // Flags that change a verdict or its printed form: every member again, once.
+    for flags in [&["--no-infer"][..], &["--smoke"], &["--timeout", "60"], &["--trace"]] {
+        let (verified, _) = rerun(&dir, &cache, BASE, flags);
+        assert_eq!(verified, set(ALL), "{flags:?}");
+        let (verified, _) = rerun(&dir, &cache, BASE, flags);
+        assert_eq!(verified, set(&[]), "{flags:?} again");
+    }
+    // Flags that do not: none.
+    let (verified, _) = rerun(&dir, &cache, BASE, &["--jobs", "1"]);
+    assert_eq!(verified, set(&[]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Human output without the times of members and of the run.
+fn timeless(text: &str) -> String {
+    text.lines()
+        .map(|l| match (l.rfind(" ("), l.ends_with(" ms)"), l.rfind(" in ")) {
+            (Some(i), true, _) => l[..i].to_string(),
+            (_, _, Some(i)) if l.ends_with(" ms") => l[..i].to_string(),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first line where two outputs differ, if any, fails the test.
+fn same_lines(a: &str, b: &str, flags: &[&str]) {
+    if let Some((i, (x, y))) = a.lines().zip(b.lines()).enumerate().find(|(_, (x, y))| x != y) {
+        panic!("{flags:?}: line {}: `{x}` vs `{y}`", i + 1);
+    }
+    assert_eq!(a.lines().count(), b.lines().count(), "{flags:?}");
+}
+
+/// A cached run prints what the run that stored its entries printed (the members'
+/// times included; only the run's total time differs), and the verdicts and
+/// diagnostics of a fresh run. (Counterexample values are Z3's choice of model, which
+/// may differ between two fresh runs, and traces print what the solver was asked: with
+/// `--counterexample` and `--trace` the cached output is compared with the run that
+/// stored it only.)
+#[test]
+fn a_cached_run_prints_what_a_fresh_run_prints() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = scratch("bytes");
+    let cache = dir.join("cache");
+    let c = cache.to_str().unwrap();
+    // Failures with notes, traces, inherited contracts, interfaces, replays.
+    let big: Vec<PathBuf> =
+        ["examples", "tests/programs/verify/interfaces", "tests/debugging", "tests/interp/replay"]
+            .iter()
+            .map(|d| root.join(d))
+            .collect();
+    let small: Vec<PathBuf> =
+        ["tests/debugging", "tests/interp/replay"].iter().map(|d| root.join(d)).collect();
+    let cases: [(&[&str], &Vec<PathBuf>, bool); 3] =
+        [(&[], &big, true), (&["--trace"], &big, false), (&["--counterexample"], &small, false)];
+    for (flags, dirs, against_fresh) in cases {
+        let paths: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+        for format in ["human", "json", "jsonl"] {
+            let mut args = vec!["--format", format];
+            args.extend(flags);
+            let cold = run(&[&args[..], &["--cache", c]].concat(), &paths);
+            let warm = run(&[&args[..], &["--cache", c]].concat(), &paths);
+            assert_eq!(warm.0, cold.0);
+            let fresh = against_fresh.then(|| run(&[&args[..], &["--no-cache"]].concat(), &paths));
+            if let Some(fresh) = &fresh {
+                assert_eq!(warm.0, fresh.0);
+            }
+            match format {
+                "json" => {
+                    assert_eq!(verdicts(&json(&warm.1)), verdicts(&json(&cold.1)));
+                    if let Some(fresh) = &fresh {
+                        assert_eq!(verdicts(&json(&warm.1)), verdicts(&json(&fresh.1)));
+                    }
+                }
+                "jsonl" => {
+                    let lines = |t: &str| t.lines().map(|l| verdicts(&json(l))).collect::<Vec<_>>();
+                    assert_eq!(lines(&warm.1), lines(&cold.1));
+                    if let Some(fresh) = &fresh {
+                        assert_eq!(lines(&warm.1), lines(&fresh.1));
+                    }
+                }
+                _ => {
+                    same_lines(&timeless(&warm.1), &timeless(&cold.1), flags);
+                    if let Some(fresh) = &fresh {
+                        same_lines(&timeless(&warm.1), &timeless(&fresh.1), flags);
+                    }
+                }
+            }
+        }
+    }
+    // Byte for byte, the members' times included, against the run that stored them.
+    let file = dir.join("failures.jv");
+    std::fs::copy(root.join("tests/debugging/failures.jv"), &file).unwrap();
+    let own = dir.join("own-cache");
+    let o = own.to_str().unwrap();
+    for format in ["human", "json", "jsonl"] {
+        let cold = run(&["--format", format, "--cache", o, "--trace"], &[&file]);
+        let warm = run(&["--format", format, "--cache", o, "--trace"], &[&file]);
+        // Everything but the run's total time.
+        let total = |t: &str| -> Vec<Value> {
+            match format {
+                "human" => t
+                    .lines()
+                    .filter(|l| !l.contains(" input errors in "))
+                    .map(|l| Value::String(l.to_string()))
+                    .collect(),
+                _ => t
+                    .lines()
+                    .map(|l| l.to_string())
+                    .collect::<Vec<_>>()
+                    .join(if format == "json" { "\n" } else { "\u{0}" })
+                    .split('\u{0}')
+                    .map(|doc| {
+                        let mut v = json(doc);
+                        if let Some(s) = v.get_mut("summary").and_then(Value::as_object_mut) {
+                            s.remove("time_ms");
+                        }
+                        v
+                    })
+                    .collect(),
+            }
+        };
+        assert_eq!(total(&warm.1), total(&cold.1), "{format}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn moved_members_keep_their_cached_diagnostics_at_their_new_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = scratch("moved");
+    let cache = dir.join("cache");
+    let c = cache.to_str().unwrap();
+    let text = std::fs::read_to_string(root.join("tests/debugging/failures.jv")).unwrap();
+    let file = dir.join("failures.jv");
+    std::fs::write(&file, &text).unwrap();
+    run(&["--cache", c], &[&file]);
+    // Another class above, and lines inside: every member moves.
+    std::fs::write(&file, format!("class Above {{\n  int z;\n}}\n\n\n{text}")).unwrap();
+    let (code, warm) = run(&["--cache", c, "--stats", "--format", "json"], &[&file]);
+    let (fresh_code, fresh) = run(&["--no-cache", "--format", "json"], &[&file]);
+    assert_eq!(code, fresh_code);
+    let doc = json(&warm);
+    assert!(members(&doc).iter().all(|(_, cached)| *cached), "{warm}");
+    assert!(warm.contains("\"errors\": [\n"), "the file has failures: {warm}");
+    assert_eq!(verdicts(&doc), verdicts(&json(&fresh)));
+    let (_, human) = run(&["--cache", c], &[&file]);
+    let (_, fresh_human) = run(&["--no-cache"], &[&file]);
+    assert_eq!(timeless(&human), timeless(&fresh_human));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn corrupt_entries_are_misses_and_timeouts_are_never_stored() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = scratch("corrupt");
+    let cache = dir.join("cache");
+    let c = cache.to_str().unwrap();
+    let file = root.join("examples/cell.jv");
+    let (code, first) = run(&["--cache", c, "--format", "json"], &[&file]);
+    let mut entries = vec![];
+    let mut stack = vec![cache.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                entries.push(e.path());
+            }
+        }
+    }
+    assert!(!entries.is_empty());
+    // Truncated, empty, garbage, and valid JSON of another shape.
+    for (i, e) in entries.iter().enumerate() {
+        let bytes = std::fs::read(e).unwrap();
+        let bad: Vec<u8> = match i % 4 {
+            0 => bytes[..bytes.len() / 2].to_vec(),
+            1 => vec![],
+            2 => vec![0xff, 0x00, 0x13],
+            _ => b"{\"format\": 1, \"key\": 3}".to_vec(),
+        };
+        std::fs::write(e, bad).unwrap();
+    }
+    let (code2, again) = run(&["--cache", c, "--format", "json", "--stats"], &[&file]);
+    assert_eq!(code, code2);
+    let doc = json(&again);
+    assert!(members(&doc).iter().all(|(_, cached)| !cached), "{again}");
+    assert_eq!(verdicts(&doc), verdicts(&json(&first)));
+
+    // A member that times out is verified again next time.
+    let hang = root.join("tests/hang/nonlinear_timeout.jv");
+    let args = ["--cache", c, "--format", "json", "--stats", "--timeout", "1"];
+    let (code, out) = run(&args, &[&hang]);
+    assert_eq!(code, 1, "{out}");
+    let (_, out) = run(&args, &[&hang]);
+    let doc = json(&out);
+    let timed_out: Vec<&Value> = doc["files"][0]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["status"] == "timeout")
+        .collect();
+    assert!(!timed_out.is_empty(), "{out}");
+    assert!(timed_out.iter().all(|m| m["stats"]["cached"] != true), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An unwritable cache folder is no error: the run verifies and reports as usual.
+#[test]
+fn an_unusable_cache_folder_is_not_an_error() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = scratch("unusable");
+    let not_a_dir = dir.join("file");
+    std::fs::write(&not_a_dir, "x").unwrap();
+    let file = root.join("examples/cell.jv");
+    let (code, out) = run(&["--cache", not_a_dir.to_str().unwrap()], &[&file]);
+    let (fresh_code, fresh) = run(&["--no-cache"], &[&file]);
+    assert_eq!(code, fresh_code);
+    assert_eq!(timeless(&out), timeless(&fresh));
+    let _ = std::fs::remove_dir_all(&dir);
+}
