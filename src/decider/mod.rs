@@ -54,7 +54,7 @@ pub struct Counters {
 }
 
 pub struct Decider {
-    /// Always `Some` until the decider is dropped and hands it back.
+    /// Made on first use.
     backend: Option<Backend>,
     pc: Vec<PcEntry>,
     frames: Vec<usize>,
@@ -69,25 +69,6 @@ pub struct Decider {
     entry_vars: Vec<Vec<Term>>,
     pub counters: Counters,
     deadline: Option<Instant>,
-}
-
-thread_local! {
-    /// One Z3 backend per thread, reused by the members verified on it: creating a
-    /// solver costs more than verifying a small member. Every member works inside its
-    /// own frames, so the backend is clean between members.
-    static BACKENDS: std::cell::RefCell<Vec<Backend>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-impl Drop for Decider {
-    fn drop(&mut self) {
-        while !self.frames.is_empty() {
-            self.pop();
-        }
-        if let Some(mut b) = self.backend.take() {
-            b.clear_timeout();
-            BACKENDS.with(|p| p.borrow_mut().push(b));
-        }
-    }
 }
 
 impl Decider {
@@ -109,14 +90,21 @@ impl Decider {
         d
     }
 
-    /// The Z3 backend, taken from this thread's pool (or created) on first use: a
-    /// member that syntax decides entirely never touches Z3.
+    /// Forget the Z3 backend (the next query makes a new one, in a new context).
+    /// Only between checks: the path condition must be empty.
+    pub fn drop_backend(&mut self) {
+        debug_assert!(self.is_pristine());
+        if self.is_pristine() {
+            self.backend = None;
+            self.z3_frames = 0;
+            self.z3_len = 0;
+        }
+    }
+
+    /// The Z3 backend, made (in a Z3 context of its own) on first use: a member that
+    /// syntax decides entirely never touches Z3.
     fn backend(&mut self) -> &mut Backend {
-        self.backend.get_or_insert_with(|| {
-            let mut b = BACKENDS.with(|p| p.borrow_mut().pop()).unwrap_or_default();
-            b.clear_cache();
-            b
-        })
+        self.backend.get_or_insert_with(Backend::new)
     }
 
     /// Is the path condition empty (nothing assumed above the base frame)?

@@ -18,7 +18,7 @@ pub enum Sat {
     Unknown,
 }
 
-pub struct Backend {
+struct Inner {
     solver: Solver,
     cache: HashMap<u64, Dynamic>,
     /// Keyed by the whole signature: the backend outlives one program, and two
@@ -46,8 +46,8 @@ fn wrap_variant(s: Sort) -> usize {
     }
 }
 
-impl Backend {
-    pub fn new() -> Backend {
+impl Inner {
+    fn new() -> Inner {
         let ref_sort = z3::Sort::uninterpreted("Ref".into());
         let arr = |e: &z3::Sort| z3::Sort::array(&z3::Sort::int(), e);
         let snap = DatatypeBuilder::new("Snap")
@@ -81,7 +81,7 @@ impl Backend {
         // query's `unknown` (a reported timeout).
         params.set_bool("ctrl_c", false);
         solver.set_params(&params);
-        Backend {
+        Inner {
             solver,
             cache: HashMap::new(),
             funcs: HashMap::new(),
@@ -137,18 +137,6 @@ impl Backend {
         // Recursion follows term depth (a long straight-line program builds deep
         // terms): grow the stack on the heap when it runs low.
         stacker::maybe_grow(1 << 20, 64 << 20, || self.translate_new(t))
-    }
-
-    /// Forget translations (between members: term ids are never reused, but the
-    /// cache should not grow with every member a thread verifies).
-    /// Ready for the next member: forget the term translations (terms are re-interned
-    /// per member) and reset the solver, so that nothing it learnt from the members
-    /// verified before (lemmas, activity, phases) changes this member's answers. Hard
-    /// (nonlinear) queries depend on that state: without the reset, a member's verdict
-    /// could depend on which members ran before it on the same thread.
-    pub fn clear_cache(&mut self) {
-        self.cache.clear();
-        self.solver.reset();
     }
 
     fn translate_new(&mut self, t: &Term) -> Dynamic {
@@ -259,7 +247,7 @@ pub fn fresh_model_values(
     let question = SameThread((assumptions, t, terms));
     z3::with_z3_config(&z3::Config::new(), move || {
         let (assumptions, t, terms) = question.get();
-        let mut b = Backend::new();
+        let mut b = Inner::new();
         if let Some(ms) = timeout_ms {
             b.set_timeout_ms(ms);
         }
@@ -286,10 +274,78 @@ impl<T: Copy> SameThread<T> {
     }
 }
 
+/// A solver in a Z3 context of its own. What Z3 does depends on its context's
+/// history (the ids of the terms it has seen order its heuristics): a hard query
+/// (nonlinear arithmetic) answered in milliseconds after one member timed out after
+/// another on a shared context. Each decider (one per member, made when the member
+/// first needs Z3) has its own, so a verdict depends on the member alone, whatever ran
+/// before it on the thread and whatever `--jobs` is.
+pub struct Backend {
+    ctx: z3::Context,
+    inner: Inner,
+}
+
+impl Backend {
+    pub fn new() -> Backend {
+        let made = in_fresh_context(|| (z3::Context::thread_local(), Inner::new()));
+        Backend { ctx: made.0, inner: made.1 }
+    }
+    /// Run `f` on the solver with its context as the thread's.
+    fn within<R>(&mut self, f: impl FnOnce(&mut Inner) -> R) -> R {
+        let inner = &mut self.inner;
+        with_context(&self.ctx, || f(inner))
+    }
+    pub fn set_timeout_ms(&mut self, ms: u32) {
+        self.within(|b| b.set_timeout_ms(ms))
+    }
+    pub fn clear_timeout(&mut self) {
+        self.within(|b| b.clear_timeout())
+    }
+    pub fn push(&mut self) {
+        self.within(|b| b.push())
+    }
+    pub fn pop(&mut self) {
+        self.within(|b| b.pop())
+    }
+    pub fn assert(&mut self, t: &Term) {
+        self.within(|b| b.assert(t))
+    }
+    /// Is the current assertion set together with `t` satisfiable?
+    pub fn check_with(&mut self, t: &Term) -> Sat {
+        self.within(|b| b.check_with(t))
+    }
+}
+
 impl Default for Backend {
     fn default() -> Self {
         Backend::new()
     }
+}
+
+/// Run `f` with `ctx` as the thread's Z3 context.
+fn with_context<R>(ctx: &z3::Context, f: impl FnOnce() -> R) -> R {
+    let job = std::cell::Cell::new(Some(f));
+    let out: std::cell::Cell<Option<R>> = std::cell::Cell::new(None);
+    let (job_ref, out_ref) = (SameThread(&job), SameThread(&out));
+    z3::with_z3_context(ctx, move || {
+        if let Some(f) = job_ref.get().take() {
+            out_ref.get().set(Some(f()));
+        }
+    });
+    out.into_inner().expect("the callback ran")
+}
+
+/// Run `f` with a new Z3 context as the thread's.
+fn in_fresh_context<R>(f: impl FnOnce() -> R) -> R {
+    let job = std::cell::Cell::new(Some(f));
+    let out: std::cell::Cell<Option<R>> = std::cell::Cell::new(None);
+    let (job_ref, out_ref) = (SameThread(&job), SameThread(&out));
+    z3::with_z3_config(&z3::Config::new(), move || {
+        if let Some(f) = job_ref.get().take() {
+            out_ref.get().set(Some(f()));
+        }
+    });
+    out.into_inner().expect("the callback ran")
 }
 
 /// Java's truncating division, from Z3's Euclidean `div`.

@@ -162,6 +162,9 @@ impl<'p> Verifier<'p> {
         }
         if lend {
             std::mem::swap(&mut self.dec, &mut tr.dec);
+            // The member starts on a solver of its own: which member translated
+            // first (on this thread, in this run) must not shape its verdict.
+            self.dec.drop_backend();
         }
         self.translator = Some(tr);
     }
