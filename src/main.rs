@@ -60,9 +60,15 @@ struct Cli {
     /// reported as verification.timeout.
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     deadline: Option<f64>,
-    /// Per-member time limit; exceeding it reports verification.timeout.
+    /// Per-member time limit; exceeding it reports verification.timeout (default:
+    /// 300, a backstop: the resource limit, --rlimit, is what normally stops a query).
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     timeout: Option<f64>,
+    /// Z3's resource limit per solver query (default 20,000,000): a query that spends
+    /// more answers `unknown`, reported as verification.timeout. Unlike --timeout, the
+    /// same on every machine and under any load. 0: no limit.
+    #[arg(long, value_name = "N")]
+    rlimit: Option<u32>,
     /// No ghost-operation inference (the paper's base algorithm).
     #[arg(long)]
     no_infer: bool,
@@ -237,12 +243,17 @@ fn real_main() -> i32 {
         methods: cli.methods.clone(),
         config: Config {
             infer: !cli.no_infer,
-            timeout: cli.timeout,
+            timeout: Some(cli.timeout.unwrap_or(idf_verify::verify::DEFAULT_TIMEOUT)),
             trace: cli.trace,
             counterexample: cli.counterexample,
             stats: cli.stats,
             smoke: cli.smoke,
             merge: !cli.no_merge,
+            rlimit: match cli.rlimit {
+                Some(0) => None,
+                Some(n) => Some(n),
+                None => Config::default().rlimit,
+            },
         },
         jobs: cli.jobs.unwrap_or(0),
         check_only: false,

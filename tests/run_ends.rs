@@ -102,3 +102,28 @@ fn a_run_deadline_ends_the_run_and_reports_the_rest_as_timeouts() {
     assert!(out.contains("C.power timeout"), "{out}");
     assert!(out.contains("--deadline passed"), "{out}");
 }
+
+/// `--rlimit` bounds every solver query by Z3's resource count, not by time: the same
+/// verdict on any machine and under any load. A budget too small for a query reports
+/// a timeout; `--rlimit 0` lifts the limit.
+#[test]
+fn a_resource_limit_is_a_deterministic_budget() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let file = root.join("examples/account.jv");
+    let run = |rlimit: &str| {
+        let out = Command::new(bin())
+            .args(["--no-cache", "--rlimit", rlimit, "--method", "Account.withdrawUpTo"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (code, text) = run("1");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("Account.withdrawUpTo timeout"), "{text}");
+    assert_eq!(run("1").0, Some(1), "the same verdict again");
+    for enough in ["0", "20000000"] {
+        let (code, text) = run(enough);
+        assert_eq!(code, Some(0), "--rlimit {enough}: {text}");
+    }
+}

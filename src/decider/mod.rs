@@ -69,6 +69,8 @@ pub struct Decider {
     entry_vars: Vec<Vec<Term>>,
     pub counters: Counters,
     deadline: Option<Instant>,
+    /// Z3's resource limit per query (`--rlimit`): deterministic, unlike time.
+    rlimit: Option<u32>,
 }
 
 impl Decider {
@@ -84,10 +86,20 @@ impl Decider {
             entry_vars: Vec::new(),
             counters: Counters::default(),
             deadline: timeout.map(|t| Instant::now() + t),
+            rlimit: None,
         };
         // Everything a member assumes lives in frames above this one.
         d.push();
         d
+    }
+
+    /// Give each later query at most `rlimit` of Z3's resource units (`None`: no
+    /// limit). A query that runs out answers `unknown`, reported as a timeout.
+    pub fn set_rlimit(&mut self, rlimit: Option<u32>) {
+        self.rlimit = rlimit;
+        if let (Some(b), Some(n)) = (self.backend.as_mut(), rlimit) {
+            b.set_rlimit(n);
+        }
     }
 
     /// Forget the Z3 backend (the next query makes a new one, in a new context).
@@ -104,7 +116,14 @@ impl Decider {
     /// The Z3 backend, made (in a Z3 context of its own) on first use: a member that
     /// syntax decides entirely never touches Z3.
     fn backend(&mut self) -> &mut Backend {
-        self.backend.get_or_insert_with(Backend::new)
+        let rlimit = self.rlimit;
+        self.backend.get_or_insert_with(|| {
+            let mut b = Backend::new();
+            if let Some(n) = rlimit {
+                b.set_rlimit(n);
+            }
+            b
+        })
     }
 
     /// Is the path condition empty (nothing assumed above the base frame)?
@@ -303,7 +322,7 @@ impl Decider {
             None => None,
         };
         let sigma: Vec<Term> = self.pc.iter().map(|e| e.term.clone()).collect();
-        z3::fresh_model_values(&sigma, t, terms, timeout_ms)
+        z3::fresh_model_values(&sigma, t, terms, timeout_ms, self.rlimit)
     }
 
     /// The path condition, for traces.

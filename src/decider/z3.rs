@@ -100,6 +100,12 @@ impl Inner {
         self.timeout_set = true;
     }
 
+    fn set_rlimit(&mut self, n: u32) {
+        let mut params = Params::new();
+        params.set_u32("rlimit", n.max(1));
+        self.solver.set_params(&params);
+    }
+
     /// Remove a timeout set for the previous member (setting parameters takes a lock
     /// Z3 shares between threads: only when one was set).
     pub fn clear_timeout(&mut self) {
@@ -243,6 +249,7 @@ pub fn fresh_model_values(
     t: &Term,
     terms: &[Term],
     timeout_ms: Option<u32>,
+    rlimit: Option<u32>,
 ) -> Option<Vec<Option<String>>> {
     let question = SameThread((assumptions, t, terms));
     z3::with_z3_config(&z3::Config::new(), move || {
@@ -250,6 +257,9 @@ pub fn fresh_model_values(
         let mut b = Inner::new();
         if let Some(ms) = timeout_ms {
             b.set_timeout_ms(ms);
+        }
+        if let Some(n) = rlimit {
+            b.set_rlimit(n);
         }
         for a in assumptions {
             b.assert(a);
@@ -297,6 +307,9 @@ impl Backend {
     }
     pub fn set_timeout_ms(&mut self, ms: u32) {
         self.within(|b| b.set_timeout_ms(ms))
+    }
+    pub fn set_rlimit(&mut self, n: u32) {
+        self.within(|b| b.set_rlimit(n))
     }
     pub fn clear_timeout(&mut self) {
         self.within(|b| b.clear_timeout())

@@ -418,6 +418,7 @@ impl Server {
             stats: false,
             smoke: s.smoke,
             merge: true,
+            rlimit: Config::default().rlimit,
         };
         for (uri, doc) in self.docs.iter_mut() {
             if doc.due.is_none_or(|t| t > now) {

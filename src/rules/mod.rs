@@ -215,7 +215,11 @@ impl<'p> Verifier<'p> {
             prog,
             member: None,
             info,
-            dec: Decider::new(timeout),
+            dec: {
+                let mut d = Decider::new(timeout);
+                d.set_rlimit(config.rlimit);
+                d
+            },
             config,
             failures: Vec::new(),
             mode: Mode::Stmt,

@@ -10,8 +10,8 @@ pub mod refine;
 pub mod result;
 
 pub use result::{
-    Config, EntryModel, MemberResult, ModelValue, Replay, Stats, Status, TraceEntry,
-    VerificationError,
+    Config, DEFAULT_RLIMIT, DEFAULT_TIMEOUT, EntryModel, MemberResult, ModelValue, Replay, Stats,
+    Status, TraceEntry, VerificationError,
 };
 
 use crate::rules::Verifier;

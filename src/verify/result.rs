@@ -26,7 +26,21 @@ pub struct Config {
     /// Merge the states in which the branches of an `if` end (`--no-merge` turns it
     /// off).
     pub merge: bool,
+    /// Z3's resource limit per solver query (`--rlimit`; `None`: none): unlike
+    /// `timeout`, the same on every machine and under any load.
+    pub rlimit: Option<u32>,
 }
+
+/// Z3's resource units a solver query may spend by default (`--rlimit`): about seven
+/// times what the hardest query of the project's tests needs (a few seconds of Z3 here),
+/// so verdicts never depend on the machine's load, while a query that would run for
+/// minutes ends as a reported timeout.
+pub const DEFAULT_RLIMIT: u32 = 20_000_000;
+
+/// The per-member time limit of the command line when `--timeout` is not given: a
+/// backstop for the rare query that ignores its resource limit (nonlinear arithmetic
+/// in Z3 4.8), so that every run ends.
+pub const DEFAULT_TIMEOUT: f64 = 300.0;
 
 impl Default for Config {
     fn default() -> Self {
@@ -38,6 +52,7 @@ impl Default for Config {
             stats: false,
             smoke: false,
             merge: true,
+            rlimit: Some(DEFAULT_RLIMIT),
         }
     }
 }
