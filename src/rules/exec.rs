@@ -238,7 +238,13 @@ impl<'p> Verifier<'p> {
                 .iter()
                 .map(|l| merge::Arm { guard: Term::and_all(l.conds.clone()), state: &l.value })
                 .collect();
-            merge::merge_states(&s, &arms, &mut |hint, ite| {
+            let mut assigned = BTreeSet::new();
+            assigned_in(&then.stmts, &mut assigned);
+            if let Some(e) = els {
+                assigned_in(std::slice::from_ref(e), &mut assigned);
+            }
+            let assigned: Vec<&str> = assigned.iter().map(String::as_str).collect();
+            merge::merge_states(&s, &assigned, &arms, &mut |hint, ite| {
                 let x = self.fresh(hint, ite.sort());
                 if let Some((lo, hi)) = merge::literal_bounds(&ite) {
                     definitions.push(Term::le(lo, x.clone()));

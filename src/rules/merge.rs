@@ -33,8 +33,15 @@ pub type Namer<'n> = dyn FnMut(&str, Term) -> Term + 'n;
 
 /// The state that is `arms[i].state` under `arms[i].guard` (the last arm's state when
 /// no earlier guard holds), or `None` when the states do not merge exactly. `before`
-/// is the state before the `if`: only its locals outlive the branches.
-pub fn merge_states(before: &State, arms: &[Arm<'_>], name: &mut Namer<'_>) -> Option<State> {
+/// is the state before the `if`: only its locals outlive the branches, and of those
+/// only `assigned` (the locals the branches assign, `exec::assigned_in`) can differ:
+/// the others keep their value, whatever the number of locals.
+pub fn merge_states(
+    before: &State,
+    assigned: &[&str],
+    arms: &[Arm<'_>],
+    name: &mut Namer<'_>,
+) -> Option<State> {
     let first = arms.first()?.state;
     let same_old =
         |a: &Arm<'_>| Rc::ptr_eq(&a.state.old, &first.old) || a.state.old.identical(&first.old);
@@ -42,7 +49,7 @@ pub fn merge_states(before: &State, arms: &[Arm<'_>], name: &mut Namer<'_>) -> O
         return None;
     }
     // Check everything before naming anything: a refused merge leaves no facts behind.
-    let store_values = store_values(before, arms)?;
+    let store_values = store_values(before, assigned, arms)?;
     let heap_values = heap_values(arms)?;
     let mut store = before.store.clone();
     for (x, values) in store_values {
@@ -114,10 +121,11 @@ pub fn literal_bounds(t: &Term) -> Option<(Term, Term)> {
 
 type Values = Vec<(Rc<str>, Vec<Term>)>;
 
-/// Each local of `before`, with its value in each arm.
-fn store_values(before: &State, arms: &[Arm<'_>]) -> Option<Values> {
+/// Each assigned local of `before`, with its value in each arm.
+fn store_values(before: &State, assigned: &[&str], arms: &[Arm<'_>]) -> Option<Values> {
     let mut out = vec![];
-    for (x, _) in before.store.iter() {
+    for x in assigned {
+        let Some((x, _)) = before.store.get_key_value(*x) else { continue };
         let values: Vec<Term> =
             arms.iter().map(|a| a.state.get(x).cloned()).collect::<Option<_>>()?;
         if !mergeable(&values) {
@@ -200,7 +208,8 @@ mod tests {
         let b = state_with(Term::int(2), Term::int(5), o.clone());
         let arms =
             [Arm { guard: c.clone(), state: &a }, Arm { guard: Term::not(c.clone()), state: &b }];
-        let m = merge_states(&before, &arms, &mut |_, t| t).expect("mergeable");
+        let m =
+            merge_states(&before, &["x", "r", "inner"], &arms, &mut |_, t| t).expect("mergeable");
         assert_eq!(m.get("x"), Some(&Term::ite(c, Term::int(1), Term::int(2))));
         let chunk = m.heap.iter().next().unwrap();
         assert_eq!(chunk.value, Term::int(5), "equal values stay as they are");
@@ -216,7 +225,7 @@ mod tests {
         let arms =
             [Arm { guard: c.clone(), state: &a }, Arm { guard: Term::not(c.clone()), state: &b }];
         assert!(
-            merge_states(&before, &arms, &mut |_, t| t).is_none(),
+            merge_states(&before, &["x", "r", "inner"], &arms, &mut |_, t| t).is_none(),
             "o.f and p.f are different chunks"
         );
         let mut a = State::default();
@@ -227,7 +236,7 @@ mod tests {
         before.set("r", Term::null());
         let arms = [Arm { guard: c.clone(), state: &a }, Arm { guard: Term::not(c), state: &b }];
         assert!(
-            merge_states(&before, &arms, &mut |_, t| t).is_none(),
+            merge_states(&before, &["x", "r", "inner"], &arms, &mut |_, t| t).is_none(),
             "a reference ite is refused"
         );
     }
@@ -240,7 +249,8 @@ mod tests {
         a.set("inner", Term::int(1));
         let b = State::default();
         let arms = [Arm { guard: c.clone(), state: &a }, Arm { guard: Term::not(c), state: &b }];
-        let m = merge_states(&before, &arms, &mut |_, t| t).expect("mergeable");
+        let m =
+            merge_states(&before, &["x", "r", "inner"], &arms, &mut |_, t| t).expect("mergeable");
         assert!(m.get("inner").is_none());
     }
 }
