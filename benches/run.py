@@ -6,7 +6,9 @@ with hyperfine when installed, otherwise time.perf_counter around subprocess) on
 
   * the scalable workloads of ../shared/peers/workloads.py (chain, paths, list) and
     of benches/visitor_workload.py (visitor: a tree of N objects built in straight-line
-    code, visited through interfaces; LANGUAGE.md section 10),
+    code, visited through interfaces; LANGUAGE.md section 10) and of
+    benches/solver_workloads.py (arith, sorted, arrayloop, members: proofs that need
+    Z3; shown again with their growth and total solver queries from --stats),
   * every ../shared/suite/*.jv program (run with --expect, the acceptance mode),
   * every examples/*.jv program,
   * a folder of 40 example files with --jobs 1 and with --jobs 2,
@@ -49,8 +51,18 @@ CACHE = os.path.join(ROOT, "benches", "silicon-times.json")
 WORKLOADS = [("chain", n) for n in (10, 50, 100, 500, 1000)] + \
     [("paths", k) for k in (8, 10, 12, 14)] + [("list", n) for n in (5, 10, 20, 40)] + \
     [("visitor", n) for n in (10, 100, 1000)]
-# Workloads written by this folder's generators rather than ../shared/peers/workloads.py.
-LOCAL_WORKLOADS = {"visitor": os.path.join(ROOT, "benches", "visitor_workload.py")}
+# Workloads whose proofs need the solver (benches/solver_workloads.py; issue 13 item 7),
+# reported again in a table of growth and solver queries. arith grows steeply (150: ~27 s,
+# 200: ~4 min), so the default stops at 100.
+SOLVER_FAMILIES = ("arith", "sorted", "arrayloop", "members")
+SOLVER_WORKLOADS = [("arith", n) for n in (25, 50, 75, 100)] + [("sorted", n) for n in (5, 10, 20, 40)] + \
+    [("arrayloop", n) for n in (10, 50, 100, 200)] + [("members", n) for n in (100, 1000, 5000)]
+WORKLOADS += SOLVER_WORKLOADS
+# Workloads written by this folder's generators rather than ../shared/peers/workloads.py:
+# family -> the generator's argv before (OUTDIR, N).
+SOLVER_GEN = os.path.join(ROOT, "benches", "solver_workloads.py")
+LOCAL_WORKLOADS = {"visitor": [os.path.join(ROOT, "benches", "visitor_workload.py")]}
+LOCAL_WORKLOADS.update({fam: [SOLVER_GEN, fam] for fam in SOLVER_FAMILIES})
 
 # Targets of the issue (seconds).
 SUITE_LIMIT = 0.100
@@ -73,6 +85,7 @@ class Program:
         self.first = None  # the times of the first measurement, when a rerun was faster
         self.rerun = None
         self.cpu = None  # mean user + system time of one run
+        self.totals = None  # solver workloads: --stats summed over members (queries, z3_ms, total_ms, members)
 
 
 # ---------------------------------------------------------------- timing
@@ -224,14 +237,17 @@ def run(args, peers, suite, tmp):
     os.makedirs(wl)
     for fam, n in WORKLOADS:
         if fam in LOCAL_WORKLOADS:
-            subprocess.run([sys.executable, LOCAL_WORKLOADS[fam], wl, str(n)], check=True)
+            gen = LOCAL_WORKLOADS[fam]
+            subprocess.run([sys.executable, gen[0], wl] + gen[1:] + [str(n)], check=True)
         else:
             subprocess.run([sys.executable, os.path.join(peers, "workloads.py"), wl, fam, str(n)], check=True)
 
     progs = []
     for fam, n in WORKLOADS:
         name = f"{fam}_{n}"
-        progs.append(Program(name, "workload", os.path.join(wl, name + ".jv"), os.path.join(wl, name + ".vpr")))
+        vpr = os.path.join(wl, name + ".vpr")
+        progs.append(Program(name, "solver" if fam in SOLVER_FAMILIES else "workload", os.path.join(wl, name + ".jv"),
+                             vpr if os.path.exists(vpr) else None))
     for f in sorted(os.listdir(suite)):
         if f.endswith(".jv"):
             vpr = os.path.join(peers, "suite", f[:-3] + ".vpr")
@@ -286,10 +302,12 @@ def run(args, peers, suite, tmp):
         p.times, p.cpu = time_commands([cmd], args.runs, args.warmup, use_hf)[0]
         p.median, p.min, p.max = statistics.median(p.times), min(p.times), max(p.times)
         print(f"  {p.name:34} {fmt(p.median):>9}  (min {fmt(p.min)}, max {fmt(p.max)})", file=sys.stderr, flush=True)
-        if args.stats and p.group == "workload":
+        if (args.stats and p.group == "workload") or p.group == "solver":
             out = subprocess.run([args.bin, "--no-cache", "--stats", "--format", "json", p.jv], capture_output=True, text=True).stdout
             members = [m for f in json.loads(out)["files"] for m in f["members"]]
             p.stats = max(members, key=lambda m: m["time_ms"])
+            p.totals = {k: sum(m["stats"][k] for m in members) for k in ("queries", "z3_ms", "total_ms")}
+            p.totals["members"] = len(members)
 
     if not args.no_rerun:
         for p in suspicious(progs):
@@ -315,7 +333,8 @@ def run(args, peers, suite, tmp):
         with open(args.json, "w") as f:
             json.dump({"programs": [{"name": p.name, "group": p.group, "rc": p.rc, "times_s": p.times, "cpu_s": p.cpu,
                                      "first_times_s": p.first, "rerun_median_s": p.rerun,
-                                     "median_s": p.median, "silicon": p.silicon, "stats": p.stats}
+                                     "median_s": p.median, "silicon": p.silicon, "stats": p.stats,
+                                     "totals": p.totals}
                                     for p in progs], "jobs": jobs}, f, indent=2)
     return 0
 
@@ -325,7 +344,8 @@ Measured by `benches/run.py` (a report, not a gate: no test asserts a time). It 
 scalable workloads of `../shared/peers/workloads.py` (chain 10–1000, paths 8–14, list 5–40)
 and of `benches/visitor_workload.py` (visitor 10–1000: a tree of N objects built in
 straight-line code and visited through the interfaces of `examples/visitor.jv`, with a
-Viper encoding of its predicate family and dispatch) into a temporary folder and times whole `target/release/idf-verify` processes on them, on
+Viper encoding of its predicate family and dispatch) and of `benches/solver_workloads.py`
+(arith, sorted, arrayloop, members: proofs that need the solver) into a temporary folder and times whole `target/release/idf-verify` processes on them, on
 every `../shared/suite/*.jv` program (with `--expect`) and on every `examples/*.jv`, then
 `--jobs 1` against `--jobs 2` on a folder of 40 example files. Silicon's times come from
 `benches/silicon-times.json` (one run per program, made with `--silicon`; Silicon is slow:
@@ -548,7 +568,8 @@ def targets(by, progs, jobs, lines):
                f"(control, two processes: {jobs['control_speedup']:.2f}x)")
     lines += ["| Target | Result | Figures |", "|---|---|---|"] + res + [""]
 
-    stats = [p for p in progs if p.stats]
+    lines += solver_table(progs)
+    stats = [p for p in progs if p.stats and p.group == "workload"]
     if stats:
         lines += ["Slowest member per workload (`idf-verify --stats`):", "",
                   "| Workload | member | time | in Z3 | outside Z3 | paths | branches | queries | pushes | chunks max |",
@@ -560,6 +581,32 @@ def targets(by, progs, jobs, lines):
                          f"{s['pushes']} | {s['chunks_max']} |")
         lines.append("")
     return lines
+
+
+def solver_table(progs):
+    """Growth of the solver workloads: each size against the family's previous one, and the
+    solver queries of the whole file (`--stats`, summed over members)."""
+    rows = [p for p in progs if p.group == "solver" and p.totals]
+    if not rows:
+        return []
+    lines = ["Workloads whose proofs need the solver (`benches/solver_workloads.py`; each has a failing "
+             "sibling, checked by `tests/programs/verify/bench/`): growth and solver queries "
+             "(`idf-verify --stats`, summed over the file's members):", "",
+             "| Workload | members | median | × time vs previous size | × size | queries | in Z3 (sum) | exit |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    prev = {}
+    for p in rows:
+        fam, n = p.name.rsplit("_", 1)
+        n = int(n)
+        grow = size = ""
+        if fam in prev:
+            pn, pm = prev[fam]
+            grow, size = f"{p.median / pm:.1f}x", f"{n / pn:.1f}x"
+        prev[fam] = (n, p.median)
+        t = p.totals
+        lines.append(f"| {p.name} | {t['members']} | {fmt(p.median)} | {grow} | {size} | {t['queries']} | "
+                     f"{fmt(t['z3_ms'] / 1000)} | {p.rc} |")
+    return lines + [""]
 
 
 if __name__ == "__main__":
