@@ -83,12 +83,17 @@ pub fn verify_member_with(
         // A failure after a merge is shown as separate paths show it (its trace, its
         // counterexample, its message's terms): verify again without merging, within
         // what is left of the time budget; should that run out, the merged run's
-        // failures stand (the verdict is the same). Leaves that did not merge went on
+        // failures stand (the verdict is the same; the trace is then the merged one). Leaves that did not merge went on
         // as separate paths, with the same terms, but their traces lack the branch's
         // steps: with `--trace` or `--counterexample` they are run again too.
         let mut unmerged = config.clone();
         unmerged.merge = false;
-        unmerged.timeout = config.timeout.map(|t| (t - start.elapsed().as_secs_f64()).max(0.001));
+        // Separate paths can be exponentially many (`if`s in a row): the re-run gets
+        // at most twenty times what the merged run took (and 2 s at least).
+        let merged_s = start.elapsed().as_secs_f64();
+        let cap = (20.0 * merged_s).max(2.0);
+        let left = config.timeout.map_or(cap, |t| (t - merged_s).max(0.001));
+        unmerged.timeout = Some(left.min(cap));
         crate::state::term::reset_interner();
         let mut again = Verifier::new(program, info, unmerged);
         again.verify(member);
