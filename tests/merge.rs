@@ -4,23 +4,13 @@
 //! and statistics aside. A failure after a merge is reported from a run without
 //! merging, so its trace and counterexample are those of its own path.
 
+mod common;
+use common::strip_timings;
 use std::path::Path;
 use std::process::Command;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_idf-verify")
-}
-
-fn strip_timings(v: &mut serde_json::Value) {
-    match v {
-        serde_json::Value::Object(m) => {
-            m.remove("time_ms");
-            m.remove("stats");
-            m.values_mut().for_each(strip_timings);
-        }
-        serde_json::Value::Array(a) => a.iter_mut().for_each(strip_timings),
-        _ => {}
-    }
 }
 
 fn files(merge: bool, extra: &[&str]) -> Vec<serde_json::Value> {

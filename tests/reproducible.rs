@@ -3,6 +3,8 @@
 //! alone or after other files on the same worker thread, and whatever `--jobs` is.
 //! Timings (`time_ms`, `stats`, the summary) are the only fields allowed to differ.
 
+mod common;
+use common::strip_timings;
 use std::path::Path;
 use std::process::Command;
 
@@ -25,18 +27,6 @@ fn records(jobs: &str, paths: &[&Path]) -> std::collections::BTreeMap<String, St
         map.insert(path, serde_json::to_string_pretty(&f).unwrap());
     }
     map
-}
-
-fn strip_timings(v: &mut serde_json::Value) {
-    match v {
-        serde_json::Value::Object(m) => {
-            m.remove("time_ms");
-            m.remove("stats");
-            m.values_mut().for_each(strip_timings);
-        }
-        serde_json::Value::Array(a) => a.iter_mut().for_each(strip_timings),
-        _ => {}
-    }
 }
 
 /// The folders whose failing members carry counterexamples and traces.
