@@ -16,7 +16,7 @@ fn bin() -> &'static str {
 fn files(merge: bool, extra: &[&str]) -> Vec<serde_json::Value> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut cmd = Command::new(bin());
-    cmd.args(["--format", "json", "--smoke", "--timeout", "60"]).args(extra);
+    cmd.args(["--no-cache", "--format", "json", "--smoke", "--timeout", "60"]).args(extra);
     if !merge {
         cmd.arg("--no-merge");
     }
@@ -59,7 +59,7 @@ fn a_failure_after_a_merge_shows_its_path() {
     )
     .unwrap();
     let out = Command::new(bin())
-        .args(["--trace", "--counterexample", "--stats"])
+        .args(["--no-cache", "--trace", "--counterexample", "--stats"])
         .arg(&f)
         .output()
         .unwrap();

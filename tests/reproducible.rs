@@ -15,7 +15,7 @@ fn bin() -> &'static str {
 /// Every file's JSON record without timings, keyed by path, from one run.
 fn records(jobs: &str, paths: &[&Path]) -> std::collections::BTreeMap<String, String> {
     let out = Command::new(bin())
-        .args(["--format", "json", "--counterexample", "--trace", "--jobs", jobs])
+        .args(["--no-cache", "--format", "json", "--counterexample", "--trace", "--jobs", jobs])
         .args(paths)
         .output()
         .unwrap();
