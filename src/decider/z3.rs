@@ -251,9 +251,7 @@ pub fn fresh_model_values(
     timeout_ms: Option<u32>,
     rlimit: Option<u32>,
 ) -> Option<Vec<Option<String>>> {
-    let question = SameThread((assumptions, t, terms));
-    z3::with_z3_config(&z3::Config::new(), move || {
-        let (assumptions, t, terms) = question.get();
+    with_context(&new_context(), || {
         let mut b = Inner::new();
         if let Some(ms) = timeout_ms {
             b.set_timeout_ms(ms);
@@ -297,8 +295,9 @@ pub struct Backend {
 
 impl Backend {
     pub fn new() -> Backend {
-        let made = in_fresh_context(|| (z3::Context::thread_local(), Inner::new()));
-        Backend { ctx: made.0, inner: made.1 }
+        let ctx = new_context();
+        let inner = with_context(&ctx, Inner::new);
+        Backend { ctx, inner }
     }
     /// Run `f` on the solver with its context as the thread's.
     fn within<R>(&mut self, f: impl FnOnce(&mut Inner) -> R) -> R {
@@ -348,15 +347,12 @@ fn with_context<R>(ctx: &z3::Context, f: impl FnOnce() -> R) -> R {
     out.into_inner().expect("the callback ran")
 }
 
-/// Run `f` with a new Z3 context as the thread's.
-fn in_fresh_context<R>(f: impl FnOnce() -> R) -> R {
-    let job = std::cell::Cell::new(Some(f));
-    let out: std::cell::Cell<Option<R>> = std::cell::Cell::new(None);
-    let (job_ref, out_ref) = (SameThread(&job), SameThread(&out));
+/// A new Z3 context (with the default configuration).
+fn new_context() -> z3::Context {
+    let out: std::cell::Cell<Option<z3::Context>> = std::cell::Cell::new(None);
+    let out_ref = SameThread(&out);
     z3::with_z3_config(&z3::Config::new(), move || {
-        if let Some(f) = job_ref.get().take() {
-            out_ref.get().set(Some(f()));
-        }
+        out_ref.get().set(Some(z3::Context::thread_local()));
     });
     out.into_inner().expect("the callback ran")
 }

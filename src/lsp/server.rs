@@ -411,14 +411,11 @@ impl Server {
         let now = Instant::now();
         let s = &self.settings;
         let config = Config {
-            infer: true,
             timeout: s.timeout,
             trace: true,
             counterexample: true,
-            stats: false,
             smoke: s.smoke,
-            merge: true,
-            rlimit: Config::default().rlimit,
+            ..Config::default()
         };
         for (uri, doc) in self.docs.iter_mut() {
             if doc.due.is_none_or(|t| t > now) {

@@ -23,7 +23,7 @@
 use crate::rules::Verifier;
 use crate::state::chunk::{Chunk, ChunkKind};
 use crate::state::term::{Func, Sort, Term};
-use crate::syntax::ast::{Body, MemberRef, Program, Stmt, StmtKind, Type};
+use crate::syntax::ast::{Body, MemberRef, Program, StmtKind, Type};
 use std::collections::HashMap;
 
 /// `class#(o)`.
@@ -98,22 +98,6 @@ impl<'p> Verifier<'p> {
 
     /// Record the declared types of member `r`'s parameters and locals.
     pub fn collect_local_types(&mut self, r: MemberRef) {
-        fn walk(stmts: &[Stmt], out: &mut HashMap<String, Option<Type>>) {
-            for st in stmts {
-                match &st.kind {
-                    StmtKind::Local { ty, name, .. } => add(out, &name.name, ty),
-                    StmtKind::If { then, els, .. } => {
-                        walk(&then.stmts, out);
-                        if let Some(e) = els {
-                            walk(std::slice::from_ref(&**e), out);
-                        }
-                    }
-                    StmtKind::While { body, .. } => walk(&body.stmts, out),
-                    StmtKind::Block(b) => walk(&b.stmts, out),
-                    _ => {}
-                }
-            }
-        }
         fn add(out: &mut HashMap<String, Option<Type>>, x: &str, ty: &Type) {
             let e = out.entry(x.to_string()).or_insert_with(|| Some(ty.clone()));
             if e.as_ref() != Some(ty) {
@@ -126,7 +110,11 @@ impl<'p> Verifier<'p> {
             add(&mut out, &p.name.name, &p.ty);
         }
         if let Body::Block(b) = &m.body {
-            walk(&b.stmts, &mut out);
+            crate::syntax::ast::each_stmt(&b.stmts, &mut |st| {
+                if let StmtKind::Local { ty, name, .. } = &st.kind {
+                    add(&mut out, &name.name, ty);
+                }
+            });
         }
         self.local_types = out;
     }

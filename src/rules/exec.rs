@@ -499,7 +499,8 @@ impl<'p> Verifier<'p> {
         };
         let k = self.allocated.len() as i64 + 1;
         self.dec.assume(Term::eq(Term::app(&alloc, vec![o.clone()]), Term::int(k)));
-        for r in self.chunk_refs.clone() {
+        for i in 0..self.chunk_refs.len() {
+            let r = self.chunk_refs[i].clone();
             self.dec.assume(Term::ne(o.clone(), r));
         }
         self.allocated.insert(o.clone());
@@ -754,24 +755,13 @@ fn rhs_text(rhs: &Rhs) -> String {
 
 /// Locals assigned (not declared) in `stmts`, including nested blocks.
 pub fn assigned_in(stmts: &[Stmt], out: &mut BTreeSet<String>) {
-    for st in stmts {
-        match &st.kind {
-            StmtKind::Assign { lhs, .. } => {
-                if let ExprKind::Local(x) | ExprKind::Name(x) = &lhs.kind {
-                    out.insert(x.clone());
-                }
-            }
-            StmtKind::If { then, els, .. } => {
-                assigned_in(&then.stmts, out);
-                if let Some(e) = els {
-                    assigned_in(std::slice::from_ref(&**e), out);
-                }
-            }
-            StmtKind::While { body, .. } => assigned_in(&body.stmts, out),
-            StmtKind::Block(b) => assigned_in(&b.stmts, out),
-            _ => {}
+    crate::syntax::ast::each_stmt(stmts, &mut |st| {
+        if let StmtKind::Assign { lhs, .. } = &st.kind
+            && let ExprKind::Local(x) | ExprKind::Name(x) = &lhs.kind
+        {
+            out.insert(x.clone());
         }
-    }
+    });
 }
 
 fn declared_in(stmts: &[Stmt], out: &mut BTreeSet<String>) {

@@ -50,13 +50,18 @@ pub fn merge_states(
     }
     // Check everything before naming anything: a refused merge leaves no facts behind.
     let store_values = store_values(before, assigned, arms)?;
-    let heap_values = heap_values(arms)?;
+    // Branches that leave the heap alone share it (a pointer comparison).
+    let unchanged_heap = arms.iter().all(|a| a.state.heap.identical(&first.heap));
+    let heap_values = if unchanged_heap { None } else { Some(heap_values(arms)?) };
     let mut store = before.store.clone();
     for (x, values) in store_values {
         let merged = merge_values(arms, &values, &x, name);
         store.insert_mut(x, merged);
     }
-    let heap = build_heap(arms, heap_values, name);
+    let heap = match heap_values {
+        None => first.heap.clone(),
+        Some(chunks) => build_heap(arms, chunks, name),
+    };
     Some(State { heap, old: first.old.clone(), store })
 }
 
@@ -165,11 +170,6 @@ fn heap_values(arms: &[Arm<'_>]) -> Option<Vec<(Chunk, Vec<Term>)>> {
 }
 
 fn build_heap(arms: &[Arm<'_>], chunks: Vec<(Chunk, Vec<Term>)>, name: &mut Namer<'_>) -> Heap {
-    let first = &arms[0].state.heap;
-    let unchanged = chunks.iter().all(|(_, vs)| vs.iter().all(|v| v == &vs[0]));
-    if unchanged && arms.iter().all(|a| a.state.heap.identical(first)) {
-        return first.clone();
-    }
     let mut heap = Heap::new();
     for (c, values) in chunks {
         let hint = match &c.kind {

@@ -140,6 +140,25 @@ pub struct Stmt {
     pub span: Span,
 }
 
+/// Visit every statement of `stmts` and, recursively, of the statements they contain
+/// (an `if`'s branches, a loop's body, a nested block), each before its children.
+pub fn each_stmt<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Stmt)) {
+    for st in stmts {
+        f(st);
+        match &st.kind {
+            StmtKind::If { then, els, .. } => {
+                each_stmt(&then.stmts, f);
+                if let Some(e) = els {
+                    each_stmt(std::slice::from_ref(&**e), f);
+                }
+            }
+            StmtKind::While { body, .. } => each_stmt(&body.stmts, f),
+            StmtKind::Block(b) => each_stmt(&b.stmts, f),
+            _ => {}
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum StmtKind {
     /// `T x [= rhs];`

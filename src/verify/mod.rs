@@ -202,19 +202,9 @@ fn smoke(v: &Verifier<'_>, m: &crate::syntax::ast::Member, name: &str) -> Vec<Ve
 /// The `assert` and `return` statements in `stmts`, nested ones included.
 fn asserts_and_returns(stmts: &[crate::syntax::ast::Stmt], out: &mut Vec<(Span, &'static str)>) {
     use crate::syntax::ast::StmtKind;
-    for st in stmts {
-        match &st.kind {
-            StmtKind::Assert(_) => out.push((st.span, "assert")),
-            StmtKind::Return(_) => out.push((st.span, "return")),
-            StmtKind::If { then, els, .. } => {
-                asserts_and_returns(&then.stmts, out);
-                if let Some(e) = els {
-                    asserts_and_returns(std::slice::from_ref(&**e), out);
-                }
-            }
-            StmtKind::While { body, .. } => asserts_and_returns(&body.stmts, out),
-            StmtKind::Block(b) => asserts_and_returns(&b.stmts, out),
-            _ => {}
-        }
-    }
+    crate::syntax::ast::each_stmt(stmts, &mut |st| match &st.kind {
+        StmtKind::Assert(_) => out.push((st.span, "assert")),
+        StmtKind::Return(_) => out.push((st.span, "return")),
+        _ => {}
+    });
 }
