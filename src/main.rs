@@ -60,8 +60,9 @@ struct Cli {
     /// reported as verification.timeout.
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     deadline: Option<f64>,
-    /// Per-member time limit; exceeding it reports verification.timeout (default:
-    /// 300, a backstop: the resource limit, --rlimit, is what normally stops a query).
+    /// Per-member time limit; exceeding it reports verification.timeout. Without it, a
+    /// member still running after 300 s (a query that ignores the resource limit,
+    /// --rlimit, which normally stops queries) is abandoned and reported as a timeout.
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     timeout: Option<f64>,
     /// Z3's resource limit per solver query (default 20,000,000): a query that spends
@@ -243,7 +244,7 @@ fn real_main() -> i32 {
         methods: cli.methods.clone(),
         config: Config {
             infer: !cli.no_infer,
-            timeout: Some(cli.timeout.unwrap_or(idf_verify::verify::DEFAULT_TIMEOUT)),
+            timeout: cli.timeout,
             trace: cli.trace,
             counterexample: cli.counterexample,
             stats: cli.stats,

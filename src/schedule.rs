@@ -157,7 +157,10 @@ pub fn run_members(
         }
         return false;
     }
-    let budget = config.timeout.map(|t| Duration::from_secs_f64(t) + grace(t));
+    // Without --timeout, a member is still abandoned past the backstop: every run
+    // ends, and no solver query pays for a timer (Z3 starts one per timed query).
+    let limit = config.timeout.unwrap_or(crate::verify::DEFAULT_TIMEOUT);
+    let budget = Duration::from_secs_f64(limit) + grace(limit);
     let mut results: Vec<Option<MemberOutcome>> = (0..n).map(|_| None).collect();
     let mut next = 0;
     let mut last_check = Instant::now();
@@ -205,9 +208,7 @@ pub fn run_members(
             }
             return false;
         }
-        if let Some(budget) = budget
-            && last_check.elapsed() > Duration::from_millis(50)
-        {
+        if last_check.elapsed() > Duration::from_millis(50) {
             last_check = Instant::now();
             let late: Vec<(usize, Duration)> = shared
                 .running

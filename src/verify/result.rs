@@ -37,9 +37,11 @@ pub struct Config {
 /// minutes ends as a reported timeout.
 pub const DEFAULT_RLIMIT: u32 = 20_000_000;
 
-/// The per-member time limit of the command line when `--timeout` is not given: a
-/// backstop for the rare query that ignores its resource limit (nonlinear arithmetic
-/// in Z3 4.8), so that every run ends.
+/// When `--timeout` is not given, the scheduler still abandons a member that runs
+/// past this many seconds (reported as a timeout): a backstop for the rare query that
+/// ignores its resource limit (nonlinear arithmetic in Z3 4.8), so that every run
+/// ends. It is not a solver timeout: a timed Z3 query starts a timer thread, which
+/// doubled the suite's run time.
 pub const DEFAULT_TIMEOUT: f64 = 300.0;
 
 impl Default for Config {
