@@ -285,6 +285,7 @@ impl Entry {
                     merges,
                     z3_ms,
                     total_ms,
+                    exec_depth_max: _,
                     cached: _,
                 } = s;
                 let Ledger { started, completed, failed, pruned: lp, timeout, merged } = *ledger;
@@ -355,6 +356,7 @@ impl Entry {
                 merges: s.merges,
                 z3_ms: s.z3_ms,
                 total_ms: s.total_ms,
+                exec_depth_max: 0,
                 cached: false,
             }),
         })

@@ -71,6 +71,9 @@ pub struct Decider {
     deadline: Option<Instant>,
     /// Z3's resource limit per query (`--rlimit`): deterministic, unlike time.
     rlimit: Option<u32>,
+    /// Counts every change to the path condition (push, pop, assumption), so the
+    /// executor can tell that nothing changed it between two points (`epoch`).
+    epoch: u64,
 }
 
 impl Decider {
@@ -87,6 +90,7 @@ impl Decider {
             counters: Counters::default(),
             deadline: timeout.map(|t| Instant::now() + t),
             rlimit: None,
+            epoch: 0,
         };
         // Everything a member assumes lives in frames above this one.
         d.push();
@@ -144,7 +148,18 @@ impl Decider {
         self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
+    /// How many frames are pushed.
+    pub fn depth(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// A number that changes whenever the path condition does (push, pop, assume).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
     pub fn push(&mut self) {
+        self.epoch += 1;
         self.counters.pushes += 1;
         self.frames.push(self.pc.len());
     }
@@ -172,6 +187,7 @@ impl Decider {
 
     pub fn pop(&mut self) {
         let Some(mark) = self.frames.pop() else { return };
+        self.epoch += 1;
         for vs in self.entry_vars.drain(mark..) {
             for x in vs {
                 if let Some(n) = self.vars.get_mut(&x) {
@@ -209,6 +225,7 @@ impl Decider {
         if t.is_true() {
             return;
         }
+        self.epoch += 1;
         let conjuncts: Vec<Term> = match t.op() {
             crate::state::term::Op::And => t.args().to_vec(),
             _ => vec![t.clone()],

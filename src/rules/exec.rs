@@ -11,8 +11,22 @@ use crate::state::chunk::{Chunk, ChunkKind};
 use crate::state::heap::Heap;
 use crate::state::term::{Sort, Term};
 use crate::syntax::ast::{Block, Expr, ExprKind, MemberKind, Rhs, Span, Stmt, StmtKind, Type};
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
+
+/// See [`Verifier::scope`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Scope {
+    depth: usize,
+    mode: Mode,
+    tag: u32,
+    close_depth: u32,
+    pre_depth: u32,
+    open_nesting: u32,
+    opening_depth: u32,
+    conjunct_frozen: bool,
+}
 
 /// The continuation for `return`.
 pub type Ret<'a, 'p> = &'a dyn Fn(&mut Verifier<'p>, State);
@@ -27,13 +41,55 @@ impl<'p> Verifier<'p> {
         self.exec_seq(s, stmts, ret, q)
     }
 
-    /// A join-free sequence of statements.
+    /// A join-free sequence of statements, run as a trampoline: when a statement's
+    /// rule calls its continuation once, in the scope the statement started in (no
+    /// frame pushed, the same mode and nesting), the state is handed back and the
+    /// next statement runs after the rule has returned, so straight-line code does not
+    /// deepen the Rust stack. A continuation called in a pushed frame (a branch) runs
+    /// the rest of the sequence there, as continuation-passing does.
     fn exec_seq(&mut self, s: State, stmts: &'p [Stmt], ret: Ret<'_, 'p>, q: Q<'_, 'p, ()>) {
-        match stmts.split_first() {
-            None => q(self, s, ()),
-            Some((first, rest)) => {
-                self.exec(s, first, ret, &|v, s, ()| v.exec_seq(s, rest, ret, q))
+        let (mut s, mut stmts) = (s, stmts);
+        loop {
+            let (first, rest) = match stmts.split_first() {
+                None => return q(self, s, ()),
+                Some((first, [])) => return self.exec(s, first, ret, q),
+                Some(split) => split,
+            };
+            let scope = self.scope();
+            let handed: RefCell<Option<(State, u64)>> = RefCell::new(None);
+            self.exec(s, first, ret, &|v, s, ()| {
+                if handed.borrow().is_none() && v.scope() == scope {
+                    *handed.borrow_mut() = Some((s, v.dec.epoch()));
+                } else {
+                    v.exec_seq(s, rest, ret, q)
+                }
+            });
+            let Some((next, epoch)) = handed.into_inner() else { return };
+            // The rule must not have changed the path condition or its scope after
+            // calling the continuation: the rest would then run under other facts.
+            if self.dec.epoch() != epoch || self.scope() != scope {
+                return self.internal(
+                    &next,
+                    first.span,
+                    "a statement's rule went on after its continuation",
+                );
             }
+            (s, stmts) = (next, rest);
+        }
+    }
+
+    /// What a statement's continuation sees of the verifier besides the state: the
+    /// solver frame and the modes and nesting rules set around their continuations.
+    fn scope(&self) -> Scope {
+        Scope {
+            depth: self.dec.depth(),
+            mode: self.mode,
+            tag: self.tag,
+            close_depth: self.close_depth,
+            pre_depth: self.pre_depth,
+            open_nesting: self.open_nesting,
+            opening_depth: self.opening_depth,
+            conjunct_frozen: self.conjunct_frozen,
         }
     }
 
@@ -43,9 +99,12 @@ impl<'p> Verifier<'p> {
         }
         // Continuation-passing makes the Rust stack as deep as the path is long: grow
         // it on the heap when it runs low, so no program length overflows it.
+        self.exec_depth += 1;
+        self.exec_depth_max = self.exec_depth_max.max(self.exec_depth);
         stacker::maybe_grow(crate::rules::STACK_RED_ZONE, crate::rules::STACK_SEGMENT, || {
             self.exec_traced(s, st, ret, q)
-        })
+        });
+        self.exec_depth -= 1;
     }
 
     fn exec_traced(&mut self, s: State, st: &'p Stmt, ret: Ret<'_, 'p>, q: Q<'_, 'p, ()>) {

@@ -47,7 +47,7 @@ pub type Q<'a, 'p, T> = &'a dyn Fn(&mut Verifier<'p>, State, T);
 pub type Leafer<'a, 'p, T> = &'a dyn Fn(&mut Verifier<'p>, T);
 
 /// How a failure is reported (LANGUAGE.md section 8).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// In statements: the reason is the id, at the offending expression.
     Stmt,
@@ -171,6 +171,10 @@ pub struct Verifier<'p> {
     /// how many of them merged into one state.
     pub if_joins: u64,
     pub merges: u64,
+    /// Statement rules active on the Rust stack now, and at most so far: with the
+    /// trampoline of `exec_seq`, straight-line code does not add to it.
+    pub exec_depth: u64,
+    pub exec_depth_max: u64,
 }
 
 /// When less than this much stack is left, the rules continue on a new segment.
@@ -259,6 +263,8 @@ impl<'p> Verifier<'p> {
             apps_by_snap: HashMap::new(),
             if_joins: 0,
             merges: 0,
+            exec_depth: 0,
+            exec_depth_max: 0,
             recorded: std::collections::HashSet::new(),
             instances: 0,
         }

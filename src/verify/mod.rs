@@ -163,6 +163,7 @@ pub fn verify_member_with(
         ledger: v.ledger,
         chunks_max: v.chunks_max,
         merges: v.merges,
+        exec_depth_max: v.exec_depth_max,
         z3_ms: v.dec.counters.z3_time.as_secs_f64() * 1000.0,
         total_ms: time_ms,
         cached: false,

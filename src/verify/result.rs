@@ -168,6 +168,10 @@ pub struct Stats {
     pub chunks_max: u64,
     /// `if` statements whose branch states merged into one.
     pub merges: u64,
+    /// The deepest nesting of statement rules on the Rust stack (not shown, not
+    /// cached: a test's measure that straight-line code runs flat).
+    #[serde(skip)]
+    pub exec_depth_max: u64,
     pub z3_ms: f64,
     pub total_ms: f64,
     /// Read from the result cache (`crate::cache`): these are the statistics of the
