@@ -22,7 +22,7 @@ use std::time::Instant;
 pub enum Progress {
     /// The front end is done: the members to verify, or the input errors.
     Checked(Result<Vec<MemberInfo>, Vec<InputError>>),
-    Member(MemberOutcome),
+    Member(Box<MemberOutcome>),
     Done {
         /// From the start of the run (front end included).
         time_ms: f64,
@@ -98,7 +98,7 @@ fn run(req: &RunRequest, send: &dyn Fn(Progress)) {
     let source = Source { path: req.path.clone(), text: req.text.to_string() };
     driver::run_front_streaming(source, front, &req.opts, &mut |ev| {
         if let Event::Member(_, outcome) = ev {
-            send(Progress::Member(outcome.clone()));
+            send(Progress::Member(Box::new(outcome.clone())));
         }
     });
 }

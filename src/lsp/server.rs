@@ -470,7 +470,7 @@ impl Server {
                 doc.unpublished = true;
                 input_errors
             }
-            Progress::Member(outcome) => doc.analysis.as_mut().is_some_and(|a| a.record(outcome)),
+            Progress::Member(outcome) => doc.analysis.as_mut().is_some_and(|a| a.record(*outcome)),
             Progress::Done { time_ms, failure } => {
                 if doc.analysis.is_none() || failure.is_some() {
                     doc.unpublished = true;
