@@ -5,10 +5,11 @@
 //! which gives the paper's prelude axioms (3.2.2) without quantifiers; references are
 //! an uninterpreted sort with a constant `null`; array contents are Z3 arrays.
 
+use super::simple_solver::{Param, SimpleSolver};
 use crate::state::term::{Elem, Func, Op, Sort, Term};
 use std::collections::HashMap;
 use z3::ast::{Array, Ast, Bool, Dynamic, Int};
-use z3::{DatatypeAccessor, DatatypeBuilder, DatatypeSort, FuncDecl, Params, SatResult, Solver};
+use z3::{DatatypeAccessor, DatatypeBuilder, DatatypeSort, FuncDecl, SatResult};
 
 /// The answer to a satisfiability check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,7 +20,7 @@ pub enum Sat {
 }
 
 struct Inner {
-    solver: Solver,
+    solver: SimpleSolver,
     cache: HashMap<u64, Dynamic>,
     /// Keyed by the whole signature: the backend outlives one program, and two
     /// programs may declare `C.p` with different sorts.
@@ -74,13 +75,11 @@ impl Inner {
             .finish();
         let null = Dynamic::new_const("null", &ref_sort);
         let len = FuncDecl::new("len", &[&ref_sort], &z3::Sort::int());
-        let solver = Solver::new();
-        let mut params = Params::new();
-        params.set_bool("model", true);
+        let mut solver = SimpleSolver::new();
+        solver.set_param("model", Param::Bool(true));
         // Ctrl-C is the driver's (it stops the run); Z3 must not turn it into a
         // query's `unknown` (a reported timeout).
-        params.set_bool("ctrl_c", false);
-        solver.set_params(&params);
+        solver.set_param("ctrl_c", Param::Bool(false));
         Inner {
             solver,
             cache: HashMap::new(),
@@ -94,16 +93,12 @@ impl Inner {
     }
 
     pub fn set_timeout_ms(&mut self, ms: u32) {
-        let mut params = Params::new();
-        params.set_u32("timeout", ms.max(1));
-        self.solver.set_params(&params);
+        self.solver.set_param("timeout", Param::U32(ms.max(1)));
         self.timeout_set = true;
     }
 
     fn set_rlimit(&mut self, n: u32) {
-        let mut params = Params::new();
-        params.set_u32("rlimit", n.max(1));
-        self.solver.set_params(&params);
+        self.solver.set_param("rlimit", Param::U32(n.max(1)));
     }
 
     /// Remove a timeout set for the previous member (setting parameters takes a lock
@@ -213,6 +208,9 @@ impl Inner {
     /// Is the current assertion set together with `t` satisfiable?
     pub fn check_with(&mut self, t: &Term) -> Sat {
         let b = self.translate(t).as_bool().expect("Bool");
+        if let Some(dir) = dump_dir() {
+            dump_query(dir, &self.solver.to_smtlib(), &b);
+        }
         match self.solver.check_assumptions(&[b]) {
             SatResult::Sat => Sat::Sat,
             SatResult::Unsat => Sat::Unsat,
@@ -225,16 +223,8 @@ impl Inner {
         if self.check_with(t) != Sat::Sat {
             return None;
         }
-        let model = self.solver.get_model()?;
-        Some(
-            terms
-                .iter()
-                .map(|x| {
-                    let d = self.translate(x);
-                    model.eval(&d, true).map(|v| v.to_string())
-                })
-                .collect(),
-        )
+        let asts: Vec<Dynamic> = terms.iter().map(|x| self.translate(x)).collect();
+        self.solver.model_values(&asts)
     }
 }
 
@@ -355,6 +345,22 @@ fn new_context() -> z3::Context {
         out_ref.get().set(Some(z3::Context::thread_local()));
     });
     out.into_inner().expect("the callback ran")
+}
+
+/// `IDF_DUMP_SMT=DIR` (a developer's switch): every query is written to `DIR` as an
+/// SMT-LIB file, `q<N>.smt2` (the solver's assertions, the query, `check-sat`).
+fn dump_dir() -> Option<&'static std::path::Path> {
+    static DIR: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| std::env::var_os("IDF_DUMP_SMT").map(std::path::PathBuf::from)).as_deref()
+}
+
+fn dump_query(dir: &std::path::Path, assertions: &str, query: &Bool) {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let text = format!("{assertions}\n(assert {query})\n(check-sat)\n");
+    if let Err(e) = std::fs::write(dir.join(format!("q{n}.smt2")), text) {
+        eprintln!("IDF_DUMP_SMT: {e}");
+    }
 }
 
 /// Java's truncating division, from Z3's Euclidean `div`.
