@@ -75,6 +75,9 @@ pub struct Decider {
     /// Counts every change to the path condition (push, pop, assumption), so the
     /// executor can tell that nothing changed it between two points (`epoch`).
     epoch: u64,
+    /// The epoch at which a check showed the path condition satisfiable (a `Sat`
+    /// answer for `Σ ∪ {t}`): until it changes, `check(true)` needs no solver.
+    sat_at: Option<u64>,
 }
 
 impl Decider {
@@ -92,6 +95,7 @@ impl Decider {
             deadline: timeout.map(|t| Instant::now() + t),
             rlimit: None,
             epoch: 0,
+            sat_at: None,
         };
         // Everything a member assumes lives in frames above this one.
         d.push();
@@ -232,6 +236,10 @@ impl Decider {
             _ => vec![t.clone()],
         };
         for c in conjuncts {
+            // Already on the path (in this frame or one below, which outlives it).
+            if self.known.contains_key(&c) {
+                continue;
+            }
             let vs = symbols(&c);
             for x in &vs {
                 *self.vars.entry(x.clone()).or_insert(0) += 1;
@@ -292,6 +300,9 @@ impl Decider {
         if self.known.contains_key(&Term::not(t.clone())) {
             return Sat::Unsat;
         }
+        if t.is_true() && self.sat_at == Some(self.epoch) {
+            return Sat::Sat;
+        }
         if let Some(d) = self.deadline {
             let left = d.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -304,6 +315,9 @@ impl Decider {
         self.sync();
         let r = self.backend().check_with(t);
         self.counters.z3_time += start.elapsed();
+        if r == Sat::Sat {
+            self.sat_at = Some(self.epoch);
+        }
         r
     }
 
@@ -439,6 +453,21 @@ mod tests {
         assert!(d.independent(&c));
         let y = Term::var("y", Sort::Int);
         assert!(!d.independent(&Term::eq(x, y)));
+    }
+
+    #[test]
+    fn a_satisfiable_path_condition_is_not_asked_again_until_it_changes() {
+        let mut d = Decider::new(None);
+        let x = Term::var("x", Sort::Int);
+        d.assume(Term::lt(Term::int(0), x.clone()));
+        assert_eq!(d.prove(&Term::lt(Term::int(1), x.clone())), Answer::Refuted);
+        let asked = d.counters.queries;
+        assert_eq!(d.check(&Term::tt()), Sat::Sat);
+        assert_eq!(d.counters.queries, asked);
+        // A new assumption makes it contradictory: asked again, and unsatisfiable.
+        d.assume(Term::lt(x, Term::int(0)));
+        assert_eq!(d.check(&Term::tt()), Sat::Unsat);
+        assert_eq!(d.counters.queries, asked + 1);
     }
 
     #[test]

@@ -481,17 +481,28 @@ impl<'p> Verifier<'p> {
             self.branches += 1;
             self.ledger.started += 1;
         }
-        if then_ok {
-            self.in_frame(|v| {
-                v.dec.assume_branch(cond.clone());
-                then(v, state.clone(), ())
-            });
-        }
-        if else_ok {
-            self.in_frame(|v| {
-                v.dec.assume_branch(neg.clone());
-                els(v, state, ())
-            });
+        match (then_ok, else_ok) {
+            (true, true) => {
+                self.in_frame(|v| {
+                    v.dec.assume_branch(cond.clone());
+                    then(v, state.clone(), ())
+                });
+                self.in_frame(|v| {
+                    v.dec.assume_branch(neg.clone());
+                    els(v, state, ())
+                });
+            }
+            // One side: the path goes on in this frame (its condition follows from
+            // the path condition), so code after it runs flat (`exec_seq`).
+            (true, false) => {
+                self.dec.assume_branch(cond);
+                then(self, state, ())
+            }
+            (false, true) => {
+                self.dec.assume_branch(neg);
+                els(self, state, ())
+            }
+            (false, false) => {}
         }
     }
 
