@@ -97,7 +97,7 @@ pub(super) struct MemberCx<'a> {
     /// The return type (`Void` for void methods and constructors).
     pub ret: Type,
     /// Lexical scopes of locals (parameters first): name, type, declaration span.
-    pub scopes: Vec<Vec<(String, Type, Span)>>,
+    pub scopes: Scopes,
     pub errors: &'a mut Vec<InputError>,
 }
 
@@ -107,7 +107,7 @@ impl MemberCx<'_> {
     }
 
     pub fn lookup_local(&self, name: &str) -> Option<&(String, Type, Span)> {
-        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _, _)| n == name)
+        self.scopes.lookup(name)
     }
 
     fn class_name(&self) -> &str {
@@ -755,5 +755,51 @@ impl MemberCx<'_> {
             (Some(_), _) => {}
         }
         Some((decl, mi, sig))
+    }
+}
+
+/// Lexical scopes of locals, innermost last, with an index by name: a lookup does not
+/// scan every local in scope (a member with thousands of locals checks in linear time).
+pub struct Scopes {
+    scopes: Vec<Vec<(String, Type, Span)>>,
+    /// For each name, where its declarations in scope are (scope, position), innermost last.
+    index: std::collections::HashMap<String, Vec<(usize, usize)>>,
+}
+
+impl Scopes {
+    /// One scope holding `params`.
+    pub fn new(params: Vec<(String, Type, Span)>) -> Scopes {
+        let mut s = Scopes { scopes: vec![vec![]], index: Default::default() };
+        for (n, t, sp) in params {
+            s.declare(n, t, sp);
+        }
+        s
+    }
+    pub fn enter(&mut self) {
+        self.scopes.push(Vec::new());
+    }
+    pub fn leave(&mut self) {
+        if let Some(scope) = self.scopes.pop() {
+            for (n, _, _) in scope {
+                if let Some(v) = self.index.get_mut(&n) {
+                    v.pop();
+                    if v.is_empty() {
+                        self.index.remove(&n);
+                    }
+                }
+            }
+        }
+    }
+    /// Declare a local in the innermost scope.
+    pub fn declare(&mut self, name: String, ty: Type, span: Span) {
+        let Some(k) = self.scopes.len().checked_sub(1) else { return };
+        let scope = &mut self.scopes[k];
+        self.index.entry(name.clone()).or_default().push((k, scope.len()));
+        scope.push((name, ty, span));
+    }
+    /// The innermost declaration of `name` in scope.
+    pub fn lookup(&self, name: &str) -> Option<&(String, Type, Span)> {
+        let &(k, i) = self.index.get(name)?.last()?;
+        self.scopes.get(k)?.get(i)
     }
 }

@@ -30,7 +30,7 @@ pub(super) fn member(env: &Env, class: usize, m: &mut Member, errors: &mut Vec<I
         kind: m.kind,
         member_name,
         ret: m.ty.clone(),
-        scopes: vec![params],
+        scopes: crate::check::expr::Scopes::new(params),
         errors,
     };
     let (pre, post, body) = match m.kind {
@@ -59,11 +59,11 @@ const IN_CODE: Perm = Perm::No("in code");
 
 impl MemberCx<'_> {
     fn block(&mut self, b: &mut Block) {
-        self.scopes.push(Vec::new());
+        self.scopes.enter();
         for s in &mut b.stmts {
             self.stmt(s);
         }
-        self.scopes.pop();
+        self.scopes.leave();
     }
 
     fn stmt(&mut self, s: &mut Stmt) {
@@ -163,9 +163,7 @@ impl MemberCx<'_> {
             );
             return;
         }
-        if let Some(scope) = self.scopes.last_mut() {
-            scope.push((name.name.clone(), ty, name.span));
-        }
+        self.scopes.declare(name.name.clone(), ty, name.span);
     }
 
     /// The left side of an assignment: a local, a field or an array element.

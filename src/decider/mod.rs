@@ -7,8 +7,7 @@
 mod simple_solver;
 pub mod z3;
 
-use crate::state::term::Term;
-use std::collections::HashMap;
+use crate::state::term::{Term, TermMap};
 use std::time::{Duration, Instant};
 use z3::Backend;
 pub use z3::Sat;
@@ -60,10 +59,10 @@ pub struct Decider {
     pc: Vec<PcEntry>,
     frames: Vec<usize>,
     /// Multiset of the assumed conjuncts, for syntactic proofs.
-    known: HashMap<Term, u32>,
+    known: TermMap<Term, u32>,
     /// Multiset of the symbols occurring in the path condition, with the symbols of
     /// each entry (parallel to `pc`) to take them back on pop.
-    vars: HashMap<Term, u32>,
+    vars: TermMap<Term, u32>,
     /// How much of the path condition Z3 has seen: frames pushed, entries asserted.
     z3_frames: usize,
     z3_len: usize,
@@ -97,8 +96,8 @@ impl Decider {
             backend: None,
             pc: Vec::new(),
             frames: Vec::new(),
-            known: HashMap::new(),
-            vars: HashMap::new(),
+            known: TermMap::default(),
+            vars: TermMap::default(),
             z3_frames: 0,
             z3_len: 0,
             entry_vars: Vec::new(),

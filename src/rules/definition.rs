@@ -32,7 +32,7 @@
 
 use crate::rules::{Mode, Verifier, sort_of};
 use crate::state::heap::Heap;
-use crate::state::term::{Func, Op, Sort, Term};
+use crate::state::term::{Func, Op, Sort, Term, TermMap};
 use crate::state::{State, Store};
 use crate::syntax::ast::MemberRef;
 use std::cell::RefCell;
@@ -452,10 +452,10 @@ impl<'p> Verifier<'p> {
         self.inst_log.push((key, prev));
         self.record_app(app);
         let Some(d) = self.definition(p) else { return };
-        let map: HashMap<Term, Term> =
+        let map: TermMap<Term, Term> =
             d.formals.iter().cloned().zip(app.args().iter().cloned()).collect();
         let mut nested: Vec<Term> = vec![];
-        let mut seen: HashSet<Term> = HashSet::new();
+        let mut seen = crate::state::term::TermSet::default();
         let bodies: &[Term] = if body { &d.body } else { &[] };
         for ax in d.post.iter().chain(bodies) {
             let t = ax.substitute(&map);
@@ -562,7 +562,7 @@ impl<'p> Verifier<'p> {
         self.instantiated.insert(key.clone(), 1);
         self.inst_log.push((key, None));
         let Some(d) = self.definition(p) else { return };
-        let map: HashMap<Term, Term> =
+        let map: TermMap<Term, Term> =
             d.formals.iter().cloned().zip(app.args().iter().cloned()).collect();
         for ax in &d.derived {
             let t = ax.substitute(&map);
@@ -605,7 +605,7 @@ fn skolemize(t: &Term, formals: &[Term], name: &str) -> Term {
         return t.clone();
     }
     let domain: Rc<[Sort]> = formals.iter().map(|f| f.sort()).collect();
-    let map: HashMap<Term, Term> = foreign
+    let map: TermMap<Term, Term> = foreign
         .into_iter()
         .filter_map(|x| {
             let Op::Var(n, sort) = x.op() else { return None };

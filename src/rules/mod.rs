@@ -160,11 +160,11 @@ pub struct Verifier<'p> {
     /// Applications whose axioms are assumed on the current path, with the fuel used
     /// (`body` tells whether the body axioms were included), and the log to undo
     /// that when a frame is left.
-    instantiated: HashMap<(Term, u8), u32>,
+    instantiated: crate::state::term::TermMap<(Term, u8), u32>,
     inst_log: Vec<((Term, u8), Option<u32>)>,
     /// Applications met so far (any path), by snapshot, for `after_ghost`.
-    apps_by_snap: HashMap<Term, Vec<Term>>,
-    recorded: std::collections::HashSet<Term>,
+    apps_by_snap: crate::state::term::TermMap<Term, Vec<Term>>,
+    recorded: crate::state::term::TermSet,
     /// Instantiations so far (bounded by `definition::MAX_INSTANCES`).
     instances: u64,
     /// `if` statements whose branches were explored in a join (merged or not), and
@@ -258,14 +258,14 @@ impl<'p> Verifier<'p> {
             translating: false,
             target: None,
             translator: None,
-            instantiated: HashMap::new(),
+            instantiated: Default::default(),
             inst_log: Vec::new(),
-            apps_by_snap: HashMap::new(),
+            apps_by_snap: Default::default(),
             if_joins: 0,
             merges: 0,
             exec_depth: 0,
             exec_depth_max: 0,
-            recorded: std::collections::HashSet::new(),
+            recorded: Default::default(),
             instances: 0,
         }
     }

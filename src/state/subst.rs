@@ -6,8 +6,7 @@
 //! Architecture invariant: the walk is memoised per call (terms are DAGs) and grows
 //! its stack on the heap, so neither sharing nor depth makes it blow up.
 
-use crate::state::term::{Op, Term};
-use std::collections::HashMap;
+use crate::state::term::{Op, Term, TermMap};
 
 impl Term {
     /// The node `op(args)` rebuilt through its smart constructor.
@@ -60,15 +59,15 @@ impl Term {
     }
 
     /// `self` with every symbol in `map` replaced by its image.
-    pub fn substitute(&self, map: &HashMap<Term, Term>) -> Term {
-        let mut memo: HashMap<u64, Term> = HashMap::new();
+    pub fn substitute(&self, map: &TermMap<Term, Term>) -> Term {
+        let mut memo: TermMap<u64, Term> = TermMap::default();
         subst(self, map, &mut memo)
     }
 
     /// `self` rebuilt node by node in this thread's current interner, so that it is
     /// shared (pointer-equal) with the same term built anew after a reset.
     pub fn reintern(&self) -> Term {
-        let mut memo: HashMap<u64, Term> = HashMap::new();
+        let mut memo: TermMap<u64, Term> = TermMap::default();
         reintern(self, &mut memo)
     }
 
@@ -101,7 +100,7 @@ impl Term {
     }
 }
 
-fn reintern(t: &Term, memo: &mut HashMap<u64, Term>) -> Term {
+fn reintern(t: &Term, memo: &mut TermMap<u64, Term>) -> Term {
     if let Some(r) = memo.get(&t.id()) {
         return r.clone();
     }
@@ -113,7 +112,7 @@ fn reintern(t: &Term, memo: &mut HashMap<u64, Term>) -> Term {
     r
 }
 
-fn subst(t: &Term, map: &HashMap<Term, Term>, memo: &mut HashMap<u64, Term>) -> Term {
+fn subst(t: &Term, map: &TermMap<Term, Term>, memo: &mut TermMap<u64, Term>) -> Term {
     if let Some(r) = memo.get(&t.id()) {
         return r.clone();
     }
@@ -137,8 +136,8 @@ fn subst(t: &Term, map: &HashMap<Term, Term>, memo: &mut HashMap<u64, Term>) -> 
 
 #[cfg(test)]
 mod tests {
+    use crate::state::term::TermMap;
     use crate::state::term::{Func, Sort, Term};
-    use std::collections::HashMap;
 
     #[test]
     fn substitution_folds_snapshot_projections_and_decided_conditions() {
@@ -151,7 +150,7 @@ mod tests {
             Term::unwrap(Term::first(s.clone()), Sort::Int),
             Term::int(0),
         );
-        let mut map = HashMap::new();
+        let mut map = TermMap::default();
         map.insert(s.clone(), Term::combine(Term::wrap(v.clone()), Term::wrap(Term::null())));
         assert_eq!(body.substitute(&map), v);
         map.insert(s, Term::combine(Term::wrap(v), Term::wrap(w.clone())));
@@ -166,7 +165,7 @@ mod tests {
         let s = Term::var("s", Sort::Snap);
         let x = Term::var("x", Sort::Int);
         let t = Term::add(Term::app(&f, vec![s.clone()]), x.clone());
-        let mut map = HashMap::new();
+        let mut map = TermMap::default();
         map.insert(s, Term::unit());
         let r = t.substitute(&map);
         assert_eq!(r, Term::add(Term::app(&f, vec![Term::unit()]), x.clone()));

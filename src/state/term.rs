@@ -7,9 +7,8 @@
 //! Z3; `crate::decider::z3` translates terms, keyed by `Term::id`.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::rc::Rc;
 
 /// Value sorts that an array can hold.
@@ -175,12 +174,28 @@ impl Hasher for IdHasher {
 
 /// A set of terms hashed by id.
 pub type TermSet = std::collections::HashSet<Term, std::hash::BuildHasherDefault<IdHasher>>;
+/// A map keyed by terms (or ids, or pairs with them), hashed by id.
+pub type TermMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IdHasher>>;
 
+/// The hash-consing table of one thread: every term, found by its operator and its
+/// arguments' ids. The entries are the terms themselves (no separate key).
 #[derive(Default)]
 struct Interner {
-    table: HashMap<(Op, Box<[u64]>), Term>,
+    table: hashbrown::HashTable<Term>,
+    hasher: hashbrown::DefaultHashBuilder,
     next_id: u64,
     generation: u64,
+}
+
+impl Interner {
+    fn hash(&self, op: &Op, args: &[Term]) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        op.hash(&mut h);
+        for a in args {
+            h.write_u64(a.0.id);
+        }
+        h.finish()
+    }
 }
 
 thread_local! {
@@ -192,7 +207,7 @@ thread_local! {
 pub fn reset_interner() {
     INTERNER.with(|i| {
         let mut i = i.borrow_mut();
-        i.table.clear();
+        i.table = hashbrown::HashTable::new();
         i.generation += 1;
     });
 }
@@ -206,28 +221,34 @@ pub fn generation() -> u64 {
 fn mk(op: Op, sort: Sort, args: Vec<Term>) -> Term {
     INTERNER.with(|cell| {
         let mut i = cell.borrow_mut();
-        let key = (op, args.iter().map(|a| a.0.id).collect::<Box<[u64]>>());
-        if let Some(t) = i.table.get(&key) {
+        let hash = i.hash(&op, &args);
+        let same = |t: &Term| {
+            t.0.op == op
+                && t.0.args.len() == args.len()
+                && t.0.args.iter().zip(&args).all(|(a, b)| a.0.id == b.0.id)
+        };
+        if let Some(t) = i.table.find(hash, same) {
             return t.clone();
         }
         i.next_id += 1;
         let mut h = std::hash::DefaultHasher::new();
-        key.0.hash(&mut h);
+        op.hash(&mut h);
         sort.hash(&mut h);
         for a in &args {
             a.0.shape.hash(&mut h);
         }
         let shape = h.finish();
         let size = args.iter().fold(1u32, |n, a| n.saturating_add(a.0.size));
-        let t = Term(Rc::new(Node {
-            id: i.next_id,
-            shape,
-            size,
-            sort,
-            op: key.0.clone(),
-            args: args.into(),
-        }));
-        i.table.insert(key, t.clone());
+        let t = Term(Rc::new(Node { id: i.next_id, shape, size, sort, op, args: args.into() }));
+        let Interner { table, hasher, .. } = &mut *i;
+        table.insert_unique(hash, t.clone(), |t| {
+            let mut h = hasher.build_hasher();
+            t.0.op.hash(&mut h);
+            for a in t.0.args.iter() {
+                h.write_u64(a.0.id);
+            }
+            h.finish()
+        });
         t
     })
 }
