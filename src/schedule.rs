@@ -32,6 +32,13 @@ pub struct Item {
     pub name: String,
 }
 
+/// A worker's first Z3 context costs ~7 ms more than later ones (fresh memory, page
+/// by page): a run of a few members is often done by one worker in less. So other
+/// workers start after `RAMP`, if members are still queued, or at once when the run
+/// has at least `RAMP_MEMBERS` members.
+const RAMP: Duration = Duration::from_millis(15);
+const RAMP_MEMBERS: usize = 24;
+
 /// How long past its budget a member may run before it is abandoned.
 fn grace(timeout: f64) -> Duration {
     Duration::from_secs_f64((timeout * 0.5).clamp(1.0, 10.0))
@@ -144,12 +151,17 @@ pub fn run_members(
         running: Mutex::new(std::collections::HashMap::new()),
     });
     let (tx, rx) = mpsc::channel();
+    // Workers beyond the first start only when there is work for them (`RAMP`).
+    let wanted = threads.clamp(1, n);
     let mut workers = 0;
-    for _ in 0..threads.clamp(1, n) {
+    let first = if n >= RAMP_MEMBERS { wanted } else { 1 };
+    for _ in 0..first {
         if spawn_worker(&shared, &items, config, &opts.cancel, &tx) {
             workers += 1;
         }
     }
+    let mut ramped = first == wanted;
+    let ramp_at = Instant::now() + RAMP;
     if workers == 0 {
         // No thread could be made: verify here, in order.
         for (wi, it) in items.iter().enumerate() {
@@ -179,7 +191,19 @@ pub fn run_members(
             }
             return true;
         }
-        match rx.recv_timeout(Duration::from_millis(50)) {
+        if !ramped && Instant::now() >= ramp_at {
+            ramped = true;
+            let queued = shared.queue.lock().map(|q| q.len()).unwrap_or(0);
+            for _ in 0..(wanted - 1).min(queued) {
+                spawn_worker(&shared, &items, config, &opts.cancel, &tx);
+            }
+        }
+        let wait = if ramped {
+            Duration::from_millis(50)
+        } else {
+            ramp_at.saturating_duration_since(Instant::now()).min(Duration::from_millis(50))
+        };
+        match rx.recv_timeout(wait) {
             Ok((wi, outcome)) => {
                 if let Ok(mut r) = shared.running.lock() {
                     r.remove(&wi);
