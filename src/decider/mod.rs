@@ -457,6 +457,30 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_shape_means_what_it_says() {
+        // `s = combine(first(s), second(s))` (sent to Z3 as the tester is-combine(s)).
+        let mut d = Decider::new(None);
+        let s = |n: &str| Term::var(n, Sort::Snap);
+        let shape = Term::eq(s("s"), Term::combine(Term::first(s("s")), Term::second(s("s"))));
+        d.assume(shape.clone());
+        d.assume(Term::eq(Term::first(s("s")), s("a")));
+        d.assume(Term::eq(Term::second(s("s")), s("b")));
+        assert_eq!(d.prove(&Term::eq(s("s"), Term::combine(s("a"), s("b")))), Answer::Proved);
+        assert_eq!(d.prove(&Term::eq(s("s"), Term::unit())), Answer::Refuted);
+        // Its negation: s is no combination.
+        let mut d = Decider::new(None);
+        d.assume(Term::not(shape));
+        assert_eq!(d.prove(&Term::ne(s("s"), Term::combine(s("a"), s("b")))), Answer::Proved);
+        // A wrapped value's shape.
+        let mut d = Decider::new(None);
+        let i = Term::var("i", Sort::Int);
+        d.assume(Term::eq(s("t"), Term::wrap(Term::unwrap(s("t"), Sort::Int))));
+        d.assume(Term::eq(Term::unwrap(s("t"), Sort::Int), i.clone()));
+        assert_eq!(d.prove(&Term::eq(s("t"), Term::wrap(i))), Answer::Proved);
+        assert_eq!(d.prove(&Term::ne(s("t"), Term::unit())), Answer::Proved);
+    }
+
+    #[test]
     fn pure_functions_are_functions_of_their_snapshot() {
         let mut d = Decider::new(None);
         let f = Func {

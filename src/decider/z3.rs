@@ -141,6 +141,10 @@ impl Inner {
     }
 
     fn translate_new(&mut self, t: &Term) -> Dynamic {
+        if let Some(d) = self.shape_test(t) {
+            self.cache.insert(t.id(), d.clone());
+            return d;
+        }
         let args: Vec<Dynamic> = t.args().iter().map(|a| self.translate(a)).collect();
         let int = |i: usize| args[i].as_int().expect("int");
         let boolean = |i: usize| args[i].as_bool().expect("bool");
@@ -195,6 +199,41 @@ impl Inner {
         d
     }
 
+    /// A snapshot's shape, `s = combine(first(s), second(s))` or `s = fromT(toT(s))`
+    /// (what producing an assertion assumes of its snapshot), as the datatype's tester
+    /// (`is-combine(s)`, `is-fromT(s)`): the same meaning, and Z3 decides testers
+    /// directly instead of reasoning about the equation (a tree's pure-method axioms
+    /// carry dozens in their guards: 244 -> 164 ms on one such query).
+    fn shape_test(&mut self, t: &Term) -> Option<Dynamic> {
+        let Op::Eq = t.op() else { return None };
+        let (a, b) = (&t.args()[0], &t.args()[1]);
+        let is_shape = |s: &Term, v: &Term| -> Option<usize> {
+            match v.op() {
+                Op::Combine
+                    if matches!(v.args()[0].op(), Op::First)
+                        && v.args()[0].args()[0] == *s
+                        && matches!(v.args()[1].op(), Op::Second)
+                        && v.args()[1].args()[0] == *s =>
+                {
+                    Some(COMBINE)
+                }
+                Op::Wrap(k)
+                    if matches!(v.args()[0].op(), Op::Unwrap(j) if j == k)
+                        && v.args()[0].args()[0] == *s =>
+                {
+                    Some(wrap_variant(*k))
+                }
+                _ => None,
+            }
+        };
+        let (s, variant) = match is_shape(a, b) {
+            Some(k) => (a, k),
+            None => (b, is_shape(b, a)?),
+        };
+        let x = self.translate(s);
+        Some(self.snap.variants[variant].tester.apply(&[&x]))
+    }
+
     pub fn push(&mut self) {
         self.solver.push();
     }
@@ -208,14 +247,21 @@ impl Inner {
     /// Is the current assertion set together with `t` satisfiable?
     pub fn check_with(&mut self, t: &Term) -> Sat {
         let b = self.translate(t).as_bool().expect("Bool");
-        if let Some(dir) = dump_dir() {
-            dump_query(dir, &self.solver.to_smtlib(), &b);
-        }
-        match self.solver.check_assumptions(&[b]) {
+        let dumped = dump_dir().map(|dir| dump_query(dir, &self.solver.to_smtlib(), &b));
+        let start = std::time::Instant::now();
+        let r = match self.solver.check_assumptions(&[b]) {
             SatResult::Sat => Sat::Sat,
             SatResult::Unsat => Sat::Unsat,
             SatResult::Unknown => Sat::Unknown,
+        };
+        if let Some(path) = dumped {
+            let line = format!("; {r:?} in {:.2} ms\n", start.elapsed().as_secs_f64() * 1000.0);
+            let _ = std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
         }
+        r
     }
 
     /// Values of `terms` in a model of the assertions plus `t` (for counterexamples).
@@ -348,19 +394,23 @@ fn new_context() -> z3::Context {
 }
 
 /// `IDF_DUMP_SMT=DIR` (a developer's switch): every query is written to `DIR` as an
-/// SMT-LIB file, `q<N>.smt2` (the solver's assertions, the query, `check-sat`).
+/// SMT-LIB file, `q<N>.smt2` (the solver's assertions, the query, `check-sat`, and a
+/// last comment line with the answer and the time the check took here).
 fn dump_dir() -> Option<&'static std::path::Path> {
     static DIR: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
     DIR.get_or_init(|| std::env::var_os("IDF_DUMP_SMT").map(std::path::PathBuf::from)).as_deref()
 }
 
-fn dump_query(dir: &std::path::Path, assertions: &str, query: &Bool) {
+/// Write a query's file; its answer and time are appended after the check.
+fn dump_query(dir: &std::path::Path, assertions: &str, query: &Bool) -> std::path::PathBuf {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let text = format!("{assertions}\n(assert {query})\n(check-sat)\n");
-    if let Err(e) = std::fs::write(dir.join(format!("q{n}.smt2")), text) {
+    let path = dir.join(format!("q{n}.smt2"));
+    if let Err(e) = std::fs::write(&path, text) {
         eprintln!("IDF_DUMP_SMT: {e}");
     }
+    path
 }
 
 /// Java's truncating division, from Z3's Euclidean `div`.
