@@ -384,7 +384,19 @@ fn with_context<R>(ctx: &z3::Context, f: impl FnOnce() -> R) -> R {
 }
 
 /// A new Z3 context (with the default configuration).
+///
+/// The z3 crate gives every thread a default context the first time any of its context
+/// functions runs there (`with_z3_context` reads it to restore it after): a whole
+/// context (~6 ms of fresh memory) that would never be used. The first context asked
+/// for on a thread is that one, still fresh (nothing here uses Z3 outside
+/// `with_context`), so a thread that verifies one member makes one context, not two.
 fn new_context() -> z3::Context {
+    thread_local! {
+        static DEFAULT_UNUSED: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+    }
+    if DEFAULT_UNUSED.with(|d| d.replace(false)) {
+        return z3::Context::thread_local();
+    }
     let out: std::cell::Cell<Option<z3::Context>> = std::cell::Cell::new(None);
     let out_ref = SameThread(&out);
     z3::with_z3_config(&z3::Config::new(), move || {
