@@ -88,6 +88,12 @@ pub struct Decider {
     flushed: Vec<(usize, usize)>,
     /// Keep axiom instances from the solver until a check needs them (default on).
     pub lazy_axioms: bool,
+    /// Terms the solver proved to follow from the path condition (a check of their
+    /// negation was unsatisfiable), as a multiset with a log per frame: while they are
+    /// on the path, the same question is answered without the solver.
+    entailed: TermMap<Term, u32>,
+    entailed_log: Vec<Term>,
+    entailed_frames: Vec<usize>,
 }
 
 impl Decider {
@@ -109,6 +115,9 @@ impl Decider {
             pending: Vec::new(),
             flushed: Vec::new(),
             lazy_axioms: true,
+            entailed: TermMap::default(),
+            entailed_log: Vec::new(),
+            entailed_frames: Vec::new(),
         };
         // Everything a member assumes lives in frames above this one.
         d.push();
@@ -180,6 +189,7 @@ impl Decider {
         self.epoch += 1;
         self.counters.pushes += 1;
         self.frames.push(self.pc.len());
+        self.entailed_frames.push(self.entailed_log.len());
     }
 
     /// Bring Z3 up to the path condition: push the frames and assert the entries it
@@ -220,6 +230,15 @@ impl Decider {
     pub fn pop(&mut self) {
         let Some(mark) = self.frames.pop() else { return };
         self.epoch += 1;
+        let emark = self.entailed_frames.pop().unwrap_or(0);
+        for t in self.entailed_log.drain(emark..) {
+            if let Some(n) = self.entailed.get_mut(&t) {
+                *n -= 1;
+                if *n == 0 {
+                    self.entailed.remove(&t);
+                }
+            }
+        }
         for vs in self.entry_vars.drain(mark..) {
             for x in vs {
                 if let Some(n) = self.vars.get_mut(&x) {
@@ -310,7 +329,20 @@ impl Decider {
 
     /// Is `t` syntactically among the assumptions (or literally true)?
     pub fn known(&self, t: &Term) -> bool {
+        t.is_true() || self.known.contains_key(t) || self.entailed.contains_key(t)
+    }
+
+    /// Is `t` syntactically among the assumptions (not counting what the solver
+    /// proved)? A term assumed is consistent with the path as far as the path is: what
+    /// was proved may be so only because the path condition is contradictory.
+    pub fn assumed(&self, t: &Term) -> bool {
         t.is_true() || self.known.contains_key(t)
+    }
+
+    /// Remember that the solver showed `t` to follow from the path condition.
+    fn note_entailed(&mut self, t: Term) {
+        *self.entailed.entry(t.clone()).or_insert(0) += 1;
+        self.entailed_log.push(t);
     }
 
     /// Σ ⊢ t ?
@@ -323,7 +355,7 @@ impl Decider {
         {
             return Answer::Proved;
         }
-        if self.known.contains_key(&Term::ff()) {
+        if self.known(&Term::ff()) {
             return Answer::Proved;
         }
         match self.check(&Term::not(t.clone())) {
@@ -335,10 +367,10 @@ impl Decider {
 
     /// Is Σ ∪ {t} satisfiable? (`Unknown` when the solver gives up.)
     pub fn check(&mut self, t: &Term) -> Sat {
-        if t.is_false() || self.known.contains_key(&Term::ff()) {
+        if t.is_false() || self.known(&Term::ff()) {
             return Sat::Unsat;
         }
-        if self.known.contains_key(&Term::not(t.clone())) {
+        if self.known(&Term::not(t.clone())) {
             return Sat::Unsat;
         }
         if t.is_true() && self.sat_at == Some(self.epoch) {
@@ -362,8 +394,10 @@ impl Decider {
             r = self.backend().check_with(t);
         }
         self.counters.z3_time += start.elapsed();
-        if r == Sat::Sat {
-            self.sat_at = Some(self.epoch);
+        match r {
+            Sat::Sat => self.sat_at = Some(self.epoch),
+            Sat::Unsat => self.note_entailed(Term::not(t.clone())),
+            Sat::Unknown => {}
         }
         r
     }
@@ -571,6 +605,23 @@ mod tests {
         e.assume(Term::eq(x.clone(), Term::int(1)));
         e.assume_axiom(Term::implies(Term::eq(x, Term::int(1)), Term::eq(y, Term::int(2))));
         assert_eq!(e.prove(&goal), Answer::Proved);
+    }
+
+    #[test]
+    fn what_the_solver_proved_is_known_until_its_frame_is_popped() {
+        let mut d = Decider::new(None);
+        let x = Term::var("x", Sort::Int);
+        let goal = Term::lt(Term::int(0), x.clone());
+        d.push();
+        d.assume(Term::lt(Term::int(5), x.clone()));
+        assert_eq!(d.prove(&goal), Answer::Proved);
+        let asked = d.counters.queries;
+        assert_eq!(d.prove(&goal), Answer::Proved);
+        assert!(d.known(&goal));
+        assert_eq!(d.counters.queries, asked);
+        d.pop();
+        assert!(!d.known(&goal));
+        assert_eq!(d.prove(&goal), Answer::Refuted);
     }
 
     #[test]

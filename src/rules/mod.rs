@@ -508,7 +508,7 @@ impl<'p> Verifier<'p> {
 
     /// Can `cond` hold on this path? (`unknown` counts as feasible.)
     pub fn feasible(&mut self, cond: &Term) -> bool {
-        if self.dec.known(cond) || self.dec.independent(cond) {
+        if self.dec.assumed(cond) || self.dec.independent(cond) {
             return true;
         }
         self.dec.check(cond) != crate::decider::Sat::Unsat
