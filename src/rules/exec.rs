@@ -123,7 +123,11 @@ impl<'p> Verifier<'p> {
     }
 
     fn exec_stmt(&mut self, s: State, st: &'p Stmt, ret: Ret<'_, 'p>, q: Q<'_, 'p, ()>) {
-        if self.config.smoke && matches!(st.kind, StmtKind::Assert(_) | StmtKind::Return(_)) {
+        if self.config.smoke
+            && matches!(st.kind, StmtKind::Assert(_) | StmtKind::Return(_))
+            && !self.reached.contains(&st.span)
+            && self.dec.check(&Term::tt()) != crate::decider::Sat::Unsat
+        {
             self.reached.insert(st.span);
         }
         match &st.kind {
