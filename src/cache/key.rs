@@ -49,7 +49,7 @@ pub fn tool_id() -> &'static str {
             "idf-verify {} build {} z3 {}",
             env!("CARGO_PKG_VERSION"),
             env!("IDF_BUILD_ID"),
-            z3::full_version()
+            crate::decider::z3::version()
         )
     })
 }

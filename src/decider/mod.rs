@@ -4,7 +4,6 @@
 //! Architecture invariant: the rules see only `Term`s and `Answer`s; syntax decides
 //! first (a literal, a conjunct already assumed) and Z3 is asked only otherwise.
 
-mod simple_solver;
 pub mod z3;
 
 use crate::state::term::{Term, TermMap};

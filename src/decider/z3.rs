@@ -1,15 +1,28 @@
 //! The Z3 backend: translates terms to Z3 ASTs (cached by term id) and runs checks.
 //!
-//! Architecture invariant: this is the only module of idf-verify that imports `z3`.
-//! Snapshots are a Z3 datatype (`unit | combine(first, second) | wrap_S(unwrap_S)`),
-//! which gives the paper's prelude axioms (3.2.2) without quantifiers; references are
-//! an uninterpreted sort with a constant `null`; array contents are Z3 arrays.
+//! Architecture invariant: this is the only module of idf-verify that touches Z3, and
+//! the only one with `unsafe` code. Snapshots are a Z3 datatype (`unit |
+//! combine(first, second) | wrap_S(unwrap_S)`), which gives the paper's prelude axioms
+//! (3.2.2) without quantifiers; references are an uninterpreted sort with a constant
+//! `null`; array contents are Z3 arrays.
+//!
+//! It calls Z3's C API (`z3-sys`, the layer under the z3 crate, linking the same
+//! library) directly, for two things the z3 crate does not allow:
+//! - each member gets a context of its own (what Z3 does depends on its context's
+//!   history: a verdict must depend on the member alone), and the z3 crate makes every
+//!   thread a default context besides on first use: a second context's worth of fresh
+//!   memory (~6 ms of page faults) per thread for nothing;
+//! - Z3's simple solver (`Z3_mk_simple_solver`, the incremental SMT kernel), not the
+//!   crate's combined solver, whose tactic front end the decider never uses (it pushes
+//!   before its first assertion) and which costs ~2.5 ms more to make.
+//!
+//! A context here is a plain one (not reference-counted): its terms live as long as it
+//! does, which is one member; solvers, models and parameter sets are counted.
 
-use super::simple_solver::{Param, SimpleSolver};
-use crate::state::term::{Elem, Func, Op, Sort, Term};
+use crate::state::term::{Elem, Func, Op, Sort, Term, TermMap};
 use std::collections::HashMap;
-use z3::ast::{Array, Ast, Bool, Dynamic, Int};
-use z3::{DatatypeAccessor, DatatypeBuilder, DatatypeSort, FuncDecl, SatResult};
+use std::ffi::{CStr, CString};
+use z3_sys::*;
 
 /// The answer to a satisfiability check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,19 +30,6 @@ pub enum Sat {
     Sat,
     Unsat,
     Unknown,
-}
-
-struct Inner {
-    solver: SimpleSolver,
-    cache: HashMap<u64, Dynamic>,
-    /// Keyed by the whole signature: the backend outlives one program, and two
-    /// programs may declare `C.p` with different sorts.
-    funcs: HashMap<Func, FuncDecl>,
-    ref_sort: z3::Sort,
-    snap: DatatypeSort,
-    null: Dynamic,
-    len: FuncDecl,
-    timeout_set: bool,
 }
 
 /// Index of each variant in the Snap datatype.
@@ -47,62 +47,220 @@ fn wrap_variant(s: Sort) -> usize {
     }
 }
 
-impl Inner {
-    fn new() -> Inner {
-        let ref_sort = z3::Sort::uninterpreted("Ref".into());
-        let arr = |e: &z3::Sort| z3::Sort::array(&z3::Sort::int(), e);
-        let snap = DatatypeBuilder::new("Snap")
-            .variant("unit", vec![])
-            .variant(
-                "combine",
-                vec![
-                    ("first", DatatypeAccessor::datatype("Snap")),
-                    ("second", DatatypeAccessor::datatype("Snap")),
-                ],
-            )
-            .variant("fromInt", vec![("toInt", DatatypeAccessor::sort(z3::Sort::int()))])
-            .variant("fromBool", vec![("toBool", DatatypeAccessor::sort(z3::Sort::bool()))])
-            .variant("fromRef", vec![("toRef", DatatypeAccessor::sort(ref_sort.clone()))])
-            .variant(
-                "fromIntArr",
-                vec![("toIntArr", DatatypeAccessor::sort(arr(&z3::Sort::int())))],
-            )
-            .variant(
-                "fromBoolArr",
-                vec![("toBoolArr", DatatypeAccessor::sort(arr(&z3::Sort::bool())))],
-            )
-            .variant("fromRefArr", vec![("toRefArr", DatatypeAccessor::sort(arr(&ref_sort)))])
-            .finish();
-        let null = Dynamic::new_const("null", &ref_sort);
-        let len = FuncDecl::new("len", &[&ref_sort], &z3::Sort::int());
-        let mut solver = SimpleSolver::new();
-        solver.set_param("model", Param::Bool(true));
-        // Ctrl-C is the driver's (it stops the run); Z3 must not turn it into a
-        // query's `unknown` (a reported timeout).
-        solver.set_param("ctrl_c", Param::Bool(false));
-        Inner {
-            solver,
-            cache: HashMap::new(),
-            funcs: HashMap::new(),
-            ref_sort,
-            snap,
-            null,
-            len,
-            timeout_set: false,
+/// A constructor of the Snap datatype with its tester and field accessors.
+struct Variant {
+    constructor: Z3_func_decl,
+    tester: Z3_func_decl,
+    accessors: Vec<Z3_func_decl>,
+}
+
+/// A constructor's fields: name and sort (`None`: the datatype being declared).
+type Fields<'a> = Vec<(&'a str, Option<Z3_sort>)>;
+
+/// A value of a solver parameter.
+#[derive(Clone, Copy, Debug)]
+enum Param {
+    U32(u32),
+    Bool(bool),
+}
+
+/// Z3 reports an error through this handler; the failed call returns null, which the
+/// caller turns into a panic (an internal error of the member, exit 3), never an abort.
+unsafe extern "C" fn ignore_error(_: Z3_context, _: Z3_error_code) {}
+
+/// The library's version, for the result cache's key.
+pub fn version() -> String {
+    // SAFETY: Z3 returns a static string.
+    unsafe { CStr::from_ptr(Z3_get_full_version()).to_string_lossy().into_owned() }
+}
+
+/// A Z3 context of its own, with a simple solver and the translation of terms into it.
+/// Everything here is single-threaded (the pointers make it neither `Send` nor `Sync`).
+pub struct Backend {
+    ctx: Z3_context,
+    solver: Z3_solver,
+    /// Term id → its Z3 form.
+    cache: TermMap<u64, Z3_ast>,
+    /// Keyed by the whole signature: two programs may declare `C.p` with different sorts.
+    funcs: HashMap<Func, Z3_func_decl>,
+    int: Z3_sort,
+    boolean: Z3_sort,
+    ref_sort: Z3_sort,
+    variants: Vec<Variant>,
+    null: Z3_ast,
+    len: Z3_func_decl,
+    timeout_set: bool,
+}
+
+impl Default for Backend {
+    fn default() -> Self {
+        Backend::new()
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        // SAFETY: the solver's reference was taken in `new`; the context is deleted last
+        // and nothing made in it outlives this value.
+        unsafe {
+            Z3_solver_dec_ref(self.ctx, self.solver);
+            Z3_del_context(self.ctx);
+        }
+    }
+}
+
+/// `Some` of a Z3 result, or the panic of a failed call (an ill-sorted term: a bug).
+fn ok<T>(r: Option<T>, what: &str) -> T {
+    r.unwrap_or_else(|| panic!("Z3 rejected {what}"))
+}
+
+impl Backend {
+    pub fn new() -> Backend {
+        // SAFETY: a new context, configured and given an error handler before use; every
+        // object made below belongs to it.
+        unsafe {
+            let cfg = ok(Z3_mk_config(), "a configuration");
+            let ctx = ok(Z3_mk_context(cfg), "a context");
+            Z3_del_config(cfg);
+            Z3_set_error_handler(ctx, Some(ignore_error));
+            let solver = ok(Z3_mk_simple_solver(ctx), "a solver");
+            Z3_solver_inc_ref(ctx, solver);
+            let int = ok(Z3_mk_int_sort(ctx), "Int");
+            let boolean = ok(Z3_mk_bool_sort(ctx), "Bool");
+            let ref_sort = ok(Z3_mk_uninterpreted_sort(ctx, symbol(ctx, "Ref")), "Ref");
+            let mut b = Backend {
+                ctx,
+                solver,
+                cache: TermMap::default(),
+                funcs: HashMap::new(),
+                int,
+                boolean,
+                ref_sort,
+                variants: vec![],
+                // Set just below.
+                null: ok(Z3_mk_true(ctx), "true"),
+                len: ok(
+                    Z3_mk_func_decl(ctx, symbol(ctx, "len"), 1, [ref_sort].as_ptr(), int),
+                    "len",
+                ),
+                timeout_set: false,
+            };
+            b.null = ok(Z3_mk_const(ctx, symbol(ctx, "null"), ref_sort), "null");
+            b.variants = b.snap_datatype();
+            b.set_param("model", Param::Bool(true));
+            // Ctrl-C is the driver's (it stops the run); Z3 must not turn it into a
+            // query's `unknown` (a reported timeout).
+            b.set_param("ctrl_c", Param::Bool(false));
+            b
+        }
+    }
+
+    /// The Snap datatype's variants, in the order of `UNIT`, `COMBINE`, `wrap_variant`.
+    fn snap_datatype(&mut self) -> Vec<Variant> {
+        let c = self.ctx;
+        let arr = |e: Z3_sort| {
+            // SAFETY: sorts of this context.
+            ok(unsafe { Z3_mk_array_sort(c, self.int, e) }, "an array sort")
+        };
+        // (name, fields: (name, sort; `None` = Snap itself)).
+        let spec: Vec<(&str, Fields<'_>)> = vec![
+            ("unit", vec![]),
+            ("combine", vec![("first", None), ("second", None)]),
+            ("fromInt", vec![("toInt", Some(self.int))]),
+            ("fromBool", vec![("toBool", Some(self.boolean))]),
+            ("fromRef", vec![("toRef", Some(self.ref_sort))]),
+            ("fromIntArr", vec![("toIntArr", Some(arr(self.int)))]),
+            ("fromBoolArr", vec![("toBoolArr", Some(arr(self.boolean)))]),
+            ("fromRefArr", vec![("toRefArr", Some(arr(self.ref_sort)))]),
+        ];
+        // SAFETY: the constructors are made, used to declare the datatype, queried and
+        // deleted here; the arrays passed live across each call.
+        unsafe {
+            let mut constructors: Vec<Z3_constructor> = spec
+                .iter()
+                .map(|(name, fields)| {
+                    let names: Vec<Z3_symbol> = fields.iter().map(|(n, _)| symbol(c, n)).collect();
+                    let sorts: Vec<Option<Z3_sort>> = fields.iter().map(|(_, s)| *s).collect();
+                    let mut refs: Vec<u32> = vec![0; fields.len()];
+                    ok(
+                        Z3_mk_constructor(
+                            c,
+                            symbol(c, name),
+                            symbol(c, &format!("is-{name}")),
+                            fields.len() as u32,
+                            names.as_ptr(),
+                            sorts.as_ptr(),
+                            refs.as_mut_ptr(),
+                        ),
+                        "a constructor",
+                    )
+                })
+                .collect();
+            ok(
+                Z3_mk_datatype(
+                    c,
+                    symbol(c, "Snap"),
+                    constructors.len() as u32,
+                    constructors.as_mut_ptr(),
+                ),
+                "the Snap datatype",
+            );
+            let variants = constructors
+                .iter()
+                .zip(&spec)
+                .map(|(k, (_, fields))| {
+                    let mut constructor = std::mem::MaybeUninit::uninit();
+                    let mut tester = std::mem::MaybeUninit::uninit();
+                    let mut accessors: Vec<std::mem::MaybeUninit<Z3_func_decl>> =
+                        (0..fields.len()).map(|_| std::mem::MaybeUninit::uninit()).collect();
+                    Z3_query_constructor(
+                        c,
+                        *k,
+                        fields.len() as u32,
+                        constructor.as_mut_ptr(),
+                        tester.as_mut_ptr(),
+                        accessors.as_mut_ptr().cast(),
+                    );
+                    Variant {
+                        constructor: constructor.assume_init(),
+                        tester: tester.assume_init(),
+                        accessors: accessors.into_iter().map(|a| a.assume_init()).collect(),
+                    }
+                })
+                .collect();
+            for k in constructors {
+                Z3_del_constructor(c, k);
+            }
+            variants
+        }
+    }
+
+    fn set_param(&mut self, name: &str, value: Param) {
+        let c = self.ctx;
+        // SAFETY: the params object is counted while in use and released after.
+        unsafe {
+            let p = ok(Z3_mk_params(c), "parameters");
+            Z3_params_inc_ref(c, p);
+            let k = symbol(c, name);
+            match value {
+                Param::U32(v) => Z3_params_set_uint(c, p, k, v),
+                Param::Bool(v) => Z3_params_set_bool(c, p, k, v),
+            }
+            Z3_solver_set_params(c, self.solver, p);
+            Z3_params_dec_ref(c, p);
         }
     }
 
     pub fn set_timeout_ms(&mut self, ms: u32) {
-        self.solver.set_param("timeout", Param::U32(ms.max(1)));
+        self.set_param("timeout", Param::U32(ms.max(1)));
         self.timeout_set = true;
     }
 
-    fn set_rlimit(&mut self, n: u32) {
-        self.solver.set_param("rlimit", Param::U32(n.max(1)));
+    pub fn set_rlimit(&mut self, n: u32) {
+        self.set_param("rlimit", Param::U32(n.max(1)));
     }
 
-    /// Remove a timeout set for the previous member (setting parameters takes a lock
-    /// Z3 shares between threads: only when one was set).
+    /// Remove a timeout set earlier (only when one was set).
     pub fn clear_timeout(&mut self) {
         if self.timeout_set {
             self.set_timeout_ms(u32::MAX);
@@ -110,93 +268,119 @@ impl Inner {
         }
     }
 
-    fn sort(&self, s: Sort) -> z3::Sort {
+    fn sort(&self, s: Sort) -> Z3_sort {
         match s {
-            Sort::Int => z3::Sort::int(),
-            Sort::Bool => z3::Sort::bool(),
-            Sort::Ref => self.ref_sort.clone(),
-            Sort::Snap => self.snap.sort.clone(),
-            Sort::Arr(e) => z3::Sort::array(&z3::Sort::int(), &self.sort(Sort::of_elem(e))),
+            Sort::Int => self.int,
+            Sort::Bool => self.boolean,
+            Sort::Ref => self.ref_sort,
+            // SAFETY: the datatype's sort is the range of its constructors.
+            Sort::Snap => {
+                ok(unsafe { Z3_get_range(self.ctx, self.variants[UNIT].constructor) }, "Snap")
+            }
+            Sort::Arr(e) => {
+                let elem = self.sort(Sort::of_elem(e));
+                // SAFETY: sorts of this context.
+                ok(unsafe { Z3_mk_array_sort(self.ctx, self.int, elem) }, "an array sort")
+            }
         }
     }
 
-    fn func(&mut self, f: &Func) -> &FuncDecl {
-        if !self.funcs.contains_key(f) {
-            let dom: Vec<z3::Sort> = f.domain.iter().map(|s| self.sort(*s)).collect();
-            let dom_refs: Vec<&z3::Sort> = dom.iter().collect();
-            let d = FuncDecl::new(&*f.name, &dom_refs, &self.sort(f.range));
-            self.funcs.insert(f.clone(), d);
+    fn func(&mut self, f: &Func) -> Z3_func_decl {
+        if let Some(d) = self.funcs.get(f) {
+            return *d;
         }
-        &self.funcs[f]
+        let dom: Vec<Z3_sort> = f.domain.iter().map(|s| self.sort(*s)).collect();
+        let range = self.sort(f.range);
+        // SAFETY: the domain array lives across the call.
+        let d = ok(
+            unsafe {
+                Z3_mk_func_decl(
+                    self.ctx,
+                    symbol(self.ctx, &f.name),
+                    dom.len() as u32,
+                    dom.as_ptr(),
+                    range,
+                )
+            },
+            "a function",
+        );
+        self.funcs.insert(f.clone(), d);
+        d
     }
 
     /// The Z3 form of a term (cached).
-    pub fn translate(&mut self, t: &Term) -> Dynamic {
+    fn translate(&mut self, t: &Term) -> Z3_ast {
         if let Some(d) = self.cache.get(&t.id()) {
-            return d.clone();
+            return *d;
         }
         // Recursion follows term depth (a long straight-line program builds deep
         // terms): grow the stack on the heap when it runs low.
-        stacker::maybe_grow(1 << 20, 64 << 20, || self.translate_new(t))
+        let d = stacker::maybe_grow(1 << 20, 64 << 20, || self.translate_new(t));
+        self.cache.insert(t.id(), d);
+        d
     }
 
-    fn translate_new(&mut self, t: &Term) -> Dynamic {
+    fn app(&self, f: Z3_func_decl, args: &[Z3_ast]) -> Z3_ast {
+        // SAFETY: the argument array lives across the call.
+        ok(unsafe { Z3_mk_app(self.ctx, f, args.len() as u32, args.as_ptr()) }, "an application")
+    }
+
+    fn translate_new(&mut self, t: &Term) -> Z3_ast {
         if let Some(d) = self.shape_test(t) {
-            self.cache.insert(t.id(), d.clone());
             return d;
         }
-        let args: Vec<Dynamic> = t.args().iter().map(|a| self.translate(a)).collect();
-        let int = |i: usize| args[i].as_int().expect("int");
-        let boolean = |i: usize| args[i].as_bool().expect("bool");
-        let d: Dynamic = match t.op() {
-            Op::Var(name, _) => Dynamic::new_const(&**name, &self.sort(t.sort())),
-            Op::Int(n) => Int::from_i64(*n).into(),
-            Op::BigInt(n) => n
-                .parse::<Int>()
-                .map_err(|_| ())
-                .map(Dynamic::from)
-                .unwrap_or_else(|()| Int::from_i64(0).into()),
-            Op::Bool(b) => Bool::from_bool(*b).into(),
-            Op::Class(i, _) => Int::from_i64(*i as i64).into(),
-            Op::Null => self.null.clone(),
-            Op::Unit => self.snap.variants[UNIT].constructor.apply(&[]),
-            Op::Add => Int::add(&[int(0), int(1)]).into(),
-            Op::Sub => Int::sub(&[int(0), int(1)]).into(),
-            Op::Mul => Int::mul(&[int(0), int(1)]).into(),
-            Op::Div => java_div(&int(0), &int(1)).into(),
-            Op::Mod => {
-                let (a, b) = (int(0), int(1));
-                let q = java_div(&a, &b);
-                Int::sub(&[a, Int::mul(&[b, q])]).into()
+        let a: Vec<Z3_ast> = t.args().iter().map(|x| self.translate(x)).collect();
+        let c = self.ctx;
+        let v = &self.variants;
+        // SAFETY: every argument is an AST of this context, of the sort the operation
+        // takes (terms are well-sorted); arrays live across their calls.
+        let r = unsafe {
+            match t.op() {
+                Op::Var(name, _) => Z3_mk_const(c, symbol(c, name), self.sort(t.sort())),
+                Op::Int(n) => Z3_mk_int64(c, *n, self.int),
+                Op::BigInt(n) => {
+                    let s = CString::new(n.as_bytes()).unwrap_or_default();
+                    Z3_mk_numeral(c, s.as_ptr(), self.int)
+                }
+                Op::Bool(true) => Z3_mk_true(c),
+                Op::Bool(false) => Z3_mk_false(c),
+                Op::Class(i, _) => Z3_mk_int64(c, *i as i64, self.int),
+                Op::Null => Some(self.null),
+                Op::Unit => Some(self.app(v[UNIT].constructor, &[])),
+                Op::Add => Z3_mk_add(c, 2, a.as_ptr()),
+                Op::Sub => Z3_mk_sub(c, 2, a.as_ptr()),
+                Op::Mul => Z3_mk_mul(c, 2, a.as_ptr()),
+                Op::Div => Some(java_div(c, self.int, a[0], a[1])),
+                Op::Mod => {
+                    let q = java_div(c, self.int, a[0], a[1]);
+                    let bq = ok(Z3_mk_mul(c, 2, [a[1], q].as_ptr()), "b * q");
+                    Z3_mk_sub(c, 2, [a[0], bq].as_ptr())
+                }
+                Op::Neg => Z3_mk_unary_minus(c, a[0]),
+                Op::Lt => Z3_mk_lt(c, a[0], a[1]),
+                Op::Le => Z3_mk_le(c, a[0], a[1]),
+                Op::Eq => Z3_mk_eq(c, a[0], a[1]),
+                Op::Not => Z3_mk_not(c, a[0]),
+                Op::And => Z3_mk_and(c, a.len() as u32, a.as_ptr()),
+                Op::Or => Z3_mk_or(c, a.len() as u32, a.as_ptr()),
+                Op::Implies => Z3_mk_implies(c, a[0], a[1]),
+                Op::Ite => Z3_mk_ite(c, a[0], a[1], a[2]),
+                Op::Combine => Some(self.app(v[COMBINE].constructor, &a)),
+                Op::First => Some(self.app(v[COMBINE].accessors[0], &a)),
+                Op::Second => Some(self.app(v[COMBINE].accessors[1], &a)),
+                Op::Wrap(s) => Some(self.app(v[wrap_variant(*s)].constructor, &a)),
+                Op::Unwrap(s) => Some(self.app(v[wrap_variant(*s)].accessors[0], &a)),
+                Op::App(f) => {
+                    let d = self.func(f);
+                    Some(self.app(d, &a))
+                }
+                Op::Len => Some(self.app(self.len, &a)),
+                Op::Select => Z3_mk_select(c, a[0], a[1]),
+                Op::Store => Z3_mk_store(c, a[0], a[1], a[2]),
+                Op::ConstArr(_) => Z3_mk_const_array(c, self.int, a[0]),
             }
-            Op::Neg => int(0).unary_minus().into(),
-            Op::Lt => int(0).lt(int(1)).into(),
-            Op::Le => int(0).le(int(1)).into(),
-            Op::Eq => args[0].eq(&args[1]).into(),
-            Op::Not => boolean(0).not().into(),
-            Op::And => {
-                Bool::and(&args.iter().map(|a| a.as_bool().expect("bool")).collect::<Vec<_>>())
-                    .into()
-            }
-            Op::Or => Bool::or(&[boolean(0), boolean(1)]).into(),
-            Op::Implies => boolean(0).implies(boolean(1)).into(),
-            Op::Ite => boolean(0).ite(&args[1], &args[2]),
-            Op::Combine => self.snap.variants[COMBINE].constructor.apply(&[&args[0], &args[1]]),
-            Op::First => self.snap.variants[COMBINE].accessors[0].apply(&[&args[0]]),
-            Op::Second => self.snap.variants[COMBINE].accessors[1].apply(&[&args[0]]),
-            Op::Wrap(s) => self.snap.variants[wrap_variant(*s)].constructor.apply(&[&args[0]]),
-            Op::Unwrap(s) => self.snap.variants[wrap_variant(*s)].accessors[0].apply(&[&args[0]]),
-            Op::App(f) => {
-                let refs: Vec<&dyn Ast> = args.iter().map(|a| a as &dyn Ast).collect();
-                self.func(f).apply(&refs)
-            }
-            Op::Len => self.len.apply(&[&args[0]]),
-            Op::Select => args[0].as_array().expect("array").select(&args[1]),
-            Op::Store => args[0].as_array().expect("array").store(&args[1], &args[2]).into(),
-            Op::ConstArr(_) => Array::const_array(&z3::Sort::int(), &args[0]).into(),
         };
-        self.cache.insert(t.id(), d.clone());
-        d
+        ok(r, "a term")
     }
 
     /// A snapshot's shape, `s = combine(first(s), second(s))` or `s = fromT(toT(s))`
@@ -204,7 +388,7 @@ impl Inner {
     /// (`is-combine(s)`, `is-fromT(s)`): the same meaning, and Z3 decides testers
     /// directly instead of reasoning about the equation (a tree's pure-method axioms
     /// carry dozens in their guards: 244 -> 164 ms on one such query).
-    fn shape_test(&mut self, t: &Term) -> Option<Dynamic> {
+    fn shape_test(&mut self, t: &Term) -> Option<Z3_ast> {
         let Op::Eq = t.op() else { return None };
         let (a, b) = (&t.args()[0], &t.args()[1]);
         let is_shape = |s: &Term, v: &Term| -> Option<usize> {
@@ -231,28 +415,36 @@ impl Inner {
             None => (b, is_shape(b, a)?),
         };
         let x = self.translate(s);
-        Some(self.snap.variants[variant].tester.apply(&[&x]))
+        Some(self.app(self.variants[variant].tester, &[x]))
     }
 
     pub fn push(&mut self) {
-        self.solver.push();
+        // SAFETY: the solver of this context.
+        unsafe { Z3_solver_push(self.ctx, self.solver) }
     }
+
     pub fn pop(&mut self) {
-        self.solver.pop(1);
+        // SAFETY: as above; the decider pops only frames it pushed.
+        unsafe { Z3_solver_pop(self.ctx, self.solver, 1) }
     }
+
     pub fn assert(&mut self, t: &Term) {
-        let b = self.translate(t).as_bool().expect("assumption of sort Bool");
-        self.solver.assert(&b);
+        let b = self.translate(t);
+        // SAFETY: a Boolean AST of this context.
+        unsafe { Z3_solver_assert(self.ctx, self.solver, b) }
     }
+
     /// Is the current assertion set together with `t` satisfiable?
     pub fn check_with(&mut self, t: &Term) -> Sat {
-        let b = self.translate(t).as_bool().expect("Bool");
-        let dumped = dump_dir().map(|dir| dump_query(dir, &self.solver.to_smtlib(), &b));
+        let b = self.translate(t);
+        let dumped = dump_dir().map(|dir| dump_query(dir, &self.smtlib(), &self.show(b)));
         let start = std::time::Instant::now();
-        let r = match self.solver.check_assumptions(&[b]) {
-            SatResult::Sat => Sat::Sat,
-            SatResult::Unsat => Sat::Unsat,
-            SatResult::Unknown => Sat::Unknown,
+        // SAFETY: the assumption array lives across the call.
+        let r = match unsafe { Z3_solver_check_assumptions(self.ctx, self.solver, 1, [b].as_ptr()) }
+        {
+            Z3_L_TRUE => Sat::Sat,
+            Z3_L_FALSE => Sat::Unsat,
+            _ => Sat::Unknown,
         };
         if let Some(path) = dumped {
             let line = format!("; {r:?} in {:.2} ms\n", start.elapsed().as_secs_f64() * 1000.0);
@@ -264,22 +456,71 @@ impl Inner {
         r
     }
 
-    /// Values of `terms` in a model of the assertions plus `t` (for counterexamples).
+    /// Values of `terms` in a model of the assertions plus `t` (for counterexamples),
+    /// printed by Z3.
     fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
         if self.check_with(t) != Sat::Sat {
             return None;
         }
-        let asts: Vec<Dynamic> = terms.iter().map(|x| self.translate(x)).collect();
-        self.solver.model_values(&asts)
+        let asts: Vec<Z3_ast> = terms.iter().map(|x| self.translate(x)).collect();
+        let c = self.ctx;
+        // SAFETY: the model is counted while read and released after; each printed
+        // string is copied before the next call into Z3.
+        unsafe {
+            let m = Z3_solver_get_model(c, self.solver)?;
+            Z3_model_inc_ref(c, m);
+            let values = asts
+                .iter()
+                .map(|&x| {
+                    // Overwritten by a successful evaluation.
+                    let mut out: Z3_ast = x;
+                    Z3_model_eval(c, m, x, true, &mut out).then(|| self.show(out))
+                })
+                .collect();
+            Z3_model_dec_ref(c, m);
+            Some(values)
+        }
     }
+
+    /// An AST in SMT-LIB.
+    fn show(&self, a: Z3_ast) -> String {
+        // SAFETY: the string is copied before the next call into Z3.
+        unsafe {
+            let s = Z3_ast_to_string(self.ctx, a);
+            if s.is_null() {
+                String::new()
+            } else {
+                CStr::from_ptr(s).to_string_lossy().into_owned()
+            }
+        }
+    }
+
+    /// The solver's assertions in SMT-LIB (for `IDF_DUMP_SMT`).
+    fn smtlib(&self) -> String {
+        // SAFETY: as above.
+        unsafe {
+            let s = Z3_solver_to_string(self.ctx, self.solver);
+            if s.is_null() {
+                String::new()
+            } else {
+                CStr::from_ptr(s).to_string_lossy().into_owned()
+            }
+        }
+    }
+}
+
+/// A Z3 symbol for `name`.
+fn symbol(c: Z3_context, name: &str) -> Z3_symbol {
+    let s = CString::new(name.replace('\0', "?")).unwrap_or_default();
+    // SAFETY: Z3 copies the name.
+    ok(unsafe { Z3_mk_string_symbol(c, s.as_ptr()) }, "a symbol")
 }
 
 /// Values of `terms` in a model of `assumptions` plus `t`, found in a new Z3 context
 /// made for this one question: the model depends only on these terms and their order,
-/// never on what the thread's reused solver saw before (the members verified earlier on
-/// it), so counterexamples are the same byte for byte whatever ran before and whatever
-/// `--jobs` is. A context costs a few milliseconds: only failures with a counterexample
-/// pay it.
+/// never on what the member's solver saw before, so counterexamples are the same byte
+/// for byte whatever ran before and whatever `--jobs` is. A context costs about a
+/// millisecond once the process has made one: only failures with a counterexample pay it.
 pub fn fresh_model_values(
     assumptions: &[Term],
     t: &Term,
@@ -287,122 +528,17 @@ pub fn fresh_model_values(
     timeout_ms: Option<u32>,
     rlimit: Option<u32>,
 ) -> Option<Vec<Option<String>>> {
-    with_context(&new_context(), || {
-        let mut b = Inner::new();
-        if let Some(ms) = timeout_ms {
-            b.set_timeout_ms(ms);
-        }
-        if let Some(n) = rlimit {
-            b.set_rlimit(n);
-        }
-        for a in assumptions {
-            b.assert(a);
-        }
-        b.model_values(t, terms)
-    })
-}
-
-/// Data handed to a closure that `with_z3_config` runs at once on the calling thread.
-/// Its `Send + Sync` bound keeps Z3 objects of two contexts apart; terms are not Z3
-/// objects, and they never leave this thread.
-struct SameThread<T>(T);
-// SAFETY: `with_z3_context` calls its callback synchronously on the current thread
-// (see z3's lib.rs): the wrapped value is never sent to, nor shared with, another thread.
-unsafe impl<T> Send for SameThread<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for SameThread<T> {}
-impl<T: Copy> SameThread<T> {
-    /// The value (a method call, so that the closure captures the whole wrapper).
-    fn get(&self) -> T {
-        self.0
+    let mut b = Backend::new();
+    if let Some(ms) = timeout_ms {
+        b.set_timeout_ms(ms);
     }
-}
-
-/// A solver in a Z3 context of its own. What Z3 does depends on its context's
-/// history (the ids of the terms it has seen order its heuristics): a hard query
-/// (nonlinear arithmetic) answered in milliseconds after one member timed out after
-/// another on a shared context. Each decider (one per member, made when the member
-/// first needs Z3) has its own, so a verdict depends on the member alone, whatever ran
-/// before it on the thread and whatever `--jobs` is.
-pub struct Backend {
-    ctx: z3::Context,
-    inner: Inner,
-}
-
-impl Backend {
-    pub fn new() -> Backend {
-        let ctx = new_context();
-        let inner = with_context(&ctx, Inner::new);
-        Backend { ctx, inner }
+    if let Some(n) = rlimit {
+        b.set_rlimit(n);
     }
-    /// Run `f` on the solver with its context as the thread's.
-    fn within<R>(&mut self, f: impl FnOnce(&mut Inner) -> R) -> R {
-        let inner = &mut self.inner;
-        with_context(&self.ctx, || f(inner))
+    for a in assumptions {
+        b.assert(a);
     }
-    pub fn set_timeout_ms(&mut self, ms: u32) {
-        self.within(|b| b.set_timeout_ms(ms))
-    }
-    pub fn set_rlimit(&mut self, n: u32) {
-        self.within(|b| b.set_rlimit(n))
-    }
-    pub fn clear_timeout(&mut self) {
-        self.within(|b| b.clear_timeout())
-    }
-    pub fn push(&mut self) {
-        self.within(|b| b.push())
-    }
-    pub fn pop(&mut self) {
-        self.within(|b| b.pop())
-    }
-    pub fn assert(&mut self, t: &Term) {
-        self.within(|b| b.assert(t))
-    }
-    /// Is the current assertion set together with `t` satisfiable?
-    pub fn check_with(&mut self, t: &Term) -> Sat {
-        self.within(|b| b.check_with(t))
-    }
-}
-
-impl Default for Backend {
-    fn default() -> Self {
-        Backend::new()
-    }
-}
-
-/// Run `f` with `ctx` as the thread's Z3 context.
-fn with_context<R>(ctx: &z3::Context, f: impl FnOnce() -> R) -> R {
-    let job = std::cell::Cell::new(Some(f));
-    let out: std::cell::Cell<Option<R>> = std::cell::Cell::new(None);
-    let (job_ref, out_ref) = (SameThread(&job), SameThread(&out));
-    z3::with_z3_context(ctx, move || {
-        if let Some(f) = job_ref.get().take() {
-            out_ref.get().set(Some(f()));
-        }
-    });
-    out.into_inner().expect("the callback ran")
-}
-
-/// A new Z3 context (with the default configuration).
-///
-/// The z3 crate gives every thread a default context the first time any of its context
-/// functions runs there (`with_z3_context` reads it to restore it after): a whole
-/// context (~6 ms of fresh memory) that would never be used. The first context asked
-/// for on a thread is that one, still fresh (nothing here uses Z3 outside
-/// `with_context`), so a thread that verifies one member makes one context, not two.
-fn new_context() -> z3::Context {
-    thread_local! {
-        static DEFAULT_UNUSED: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
-    }
-    if DEFAULT_UNUSED.with(|d| d.replace(false)) {
-        return z3::Context::thread_local();
-    }
-    let out: std::cell::Cell<Option<z3::Context>> = std::cell::Cell::new(None);
-    let out_ref = SameThread(&out);
-    z3::with_z3_config(&z3::Config::new(), move || {
-        out_ref.get().set(Some(z3::Context::thread_local()));
-    });
-    out.into_inner().expect("the callback ran")
+    b.model_values(t, terms)
 }
 
 /// `IDF_DUMP_SMT=DIR` (a developer's switch): every query is written to `DIR` as an
@@ -414,7 +550,7 @@ fn dump_dir() -> Option<&'static std::path::Path> {
 }
 
 /// Write a query's file; its answer and time are appended after the check.
-fn dump_query(dir: &std::path::Path, assertions: &str, query: &Bool) -> std::path::PathBuf {
+fn dump_query(dir: &std::path::Path, assertions: &str, query: &str) -> std::path::PathBuf {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let text = format!("{assertions}\n(assert {query})\n(check-sat)\n");
@@ -425,11 +561,20 @@ fn dump_query(dir: &std::path::Path, assertions: &str, query: &Bool) -> std::pat
     path
 }
 
-/// Java's truncating division, from Z3's Euclidean `div`.
-fn java_div(a: &Int, b: &Int) -> Int {
-    let zero = Int::from_i64(0);
-    let abs = |x: &Int| x.ge(&zero).ite(x, &x.unary_minus());
-    let q = abs(a).div(abs(b));
-    let same_sign = a.ge(&zero).iff(b.ge(&zero));
-    same_sign.ite(&q, &q.unary_minus())
+/// Java's truncating division, from Z3's Euclidean `div`:
+/// `ite((a >= 0) = (b >= 0), |a| div |b|, -(|a| div |b|))`.
+fn java_div(c: Z3_context, int: Z3_sort, a: Z3_ast, b: Z3_ast) -> Z3_ast {
+    // SAFETY: integer ASTs of context `c`.
+    unsafe {
+        let zero = ok(Z3_mk_int64(c, 0, int), "0");
+        let abs = |x: Z3_ast| {
+            let ge = ok(Z3_mk_ge(c, x, zero), ">=");
+            let neg = ok(Z3_mk_unary_minus(c, x), "-");
+            ok(Z3_mk_ite(c, ge, x, neg), "ite")
+        };
+        let q = ok(Z3_mk_div(c, abs(a), abs(b)), "div");
+        let same_sign =
+            ok(Z3_mk_iff(c, ok(Z3_mk_ge(c, a, zero), ">="), ok(Z3_mk_ge(c, b, zero), ">=")), "iff");
+        ok(Z3_mk_ite(c, same_sign, q, ok(Z3_mk_unary_minus(c, q), "-")), "ite")
+    }
 }
