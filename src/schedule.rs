@@ -36,7 +36,7 @@ pub struct Item {
 /// by page): a run of a few members is often done by one worker in less. So other
 /// workers start after `RAMP`, if members are still queued, or at once when the run
 /// has at least `RAMP_MEMBERS` members.
-const RAMP: Duration = Duration::from_millis(15);
+const RAMP: Duration = Duration::from_millis(25);
 const RAMP_MEMBERS: usize = 24;
 
 /// How long past its budget a member may run before it is abandoned.
