@@ -107,6 +107,9 @@ pub struct Node {
     pub sort: Sort,
     pub op: Op,
     pub args: Box<[Term]>,
+    /// The interner's hash of the operator and the arguments' ids (kept, so a growing
+    /// table rehashes without recomputing it).
+    key: u64,
 }
 
 /// Dropping a deep term must not recurse as deep as the term (a long straight-line
@@ -239,16 +242,16 @@ fn mk(op: Op, sort: Sort, args: Vec<Term>) -> Term {
         }
         let shape = h.finish();
         let size = args.iter().fold(1u32, |n, a| n.saturating_add(a.0.size));
-        let t = Term(Rc::new(Node { id: i.next_id, shape, size, sort, op, args: args.into() }));
-        let Interner { table, hasher, .. } = &mut *i;
-        table.insert_unique(hash, t.clone(), |t| {
-            let mut h = hasher.build_hasher();
-            t.0.op.hash(&mut h);
-            for a in t.0.args.iter() {
-                h.write_u64(a.0.id);
-            }
-            h.finish()
-        });
+        let t = Term(Rc::new(Node {
+            id: i.next_id,
+            shape,
+            size,
+            sort,
+            op,
+            args: args.into(),
+            key: hash,
+        }));
+        i.table.insert_unique(hash, t.clone(), |t| t.0.key);
         t
     })
 }
