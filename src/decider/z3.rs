@@ -17,7 +17,14 @@
 //!   before its first assertion) and which costs ~2.5 ms more to make.
 //!
 //! A context here is a plain one (not reference-counted): its terms live as long as it
-//! does, which is one member; solvers, models and parameter sets are counted.
+//! does, which is one member; solvers, models and parameter sets are counted. The
+//! translation caches terms across solver pops: z3_api.h says a plain context's AST
+//! "remains valid until there is a call to Z3_solver_pop that takes the current scope
+//! below the level where the object was created", but Z3 (4.8.12 here, and the 4.15
+//! sources) keeps a plain context's ASTs in a trail that only the context-level
+//! `Z3_push`/`Z3_pop` (which nothing here calls) trims, so they live until the context
+//! is deleted. Should a Z3 version trim it on solver pops, switch to
+//! `Z3_mk_context_rc` and take a reference to every AST made here.
 
 use crate::state::term::{Elem, Func, Op, Sort, Term, TermMap};
 use std::collections::HashMap;
@@ -208,7 +215,7 @@ impl Backend {
             let variants = constructors
                 .iter()
                 .zip(&spec)
-                .map(|(k, (_, fields))| {
+                .map(|(k, (name, fields))| {
                     let mut constructor = std::mem::MaybeUninit::uninit();
                     let mut tester = std::mem::MaybeUninit::uninit();
                     let mut accessors: Vec<std::mem::MaybeUninit<Z3_func_decl>> =
@@ -220,6 +227,12 @@ impl Backend {
                         constructor.as_mut_ptr(),
                         tester.as_mut_ptr(),
                         accessors.as_mut_ptr().cast(),
+                    );
+                    // Errors are not raised (`ignore_error`): a failed query would leave
+                    // the outputs unwritten.
+                    assert!(
+                        Z3_get_error_code(c) == ErrorCode::Ok,
+                        "Z3 rejected the Snap datatype's constructor {name}"
                     );
                     Variant {
                         constructor: constructor.assume_init(),
