@@ -87,6 +87,9 @@ pub struct Decider {
     flushed: Vec<(usize, usize)>,
     /// Keep axiom instances from the solver until a check needs them (default on).
     pub lazy_axioms: bool,
+    /// Give Z3 the time left before the deadline with each query (default on). Off,
+    /// the deadline only stops paths and queries are bounded by the resource limit.
+    pub time_queries: bool,
     /// Terms the solver proved to follow from the path condition (a check of their
     /// negation was unsatisfiable), as a multiset with a log per frame: while they are
     /// on the path, the same question is answered without the solver.
@@ -114,6 +117,7 @@ impl Decider {
             pending: Vec::new(),
             flushed: Vec::new(),
             lazy_axioms: true,
+            time_queries: true,
             entailed: TermMap::default(),
             entailed_log: Vec::new(),
             entailed_frames: Vec::new(),
@@ -380,7 +384,9 @@ impl Decider {
             if left.is_zero() {
                 return Sat::Unknown;
             }
-            self.backend().set_timeout_ms(left.as_millis().min(u32::MAX as u128) as u32);
+            if self.time_queries {
+                self.backend().set_timeout_ms(left.as_millis().min(u32::MAX as u128) as u32);
+            }
         }
         self.counters.queries += 1;
         let start = Instant::now();

@@ -18,7 +18,7 @@ use crate::rules::Verifier;
 use crate::rules::info::Info;
 use crate::syntax::ast::{MemberRef, Program, Span};
 use std::collections::HashSet;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Verify one member of a checked program. Fields are never passed here.
 pub fn verify_member(
@@ -93,9 +93,16 @@ pub fn verify_member_with(
         let merged_s = start.elapsed().as_secs_f64();
         let cap = (20.0 * merged_s).max(2.0);
         let left = config.timeout.map_or(cap, |t| (t - merged_s).max(0.001));
-        unmerged.timeout = Some(left.min(cap));
         crate::state::term::reset_interner();
+        // The merged run's Z3 context goes first: the re-run's then reuses its memory
+        // (a context made while another is alive costs ~7 ms of fresh memory).
+        v.dec.drop_backend();
         let mut again = Verifier::new(program, info, unmerged);
+        // The cap stops the paths (`stopped`); Z3's queries stay bounded by the resource
+        // limit alone, unless the user asked for a --timeout: Z3 4.8.12 starts a timer
+        // thread for each timed query (a failing member took 8 ms more for it).
+        again.dec.set_deadline(Some(Instant::now() + Duration::from_secs_f64(left.min(cap))));
+        again.dec.time_queries = config.timeout.is_some();
         again.verify(member);
         if !again.timed_out {
             again.merges = v.merges;
