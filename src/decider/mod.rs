@@ -2,7 +2,9 @@
 //! provability checks `Σ ⊢ φ` of the paper (prove = push; assert ¬φ; check; pop).
 //!
 //! Architecture invariant: the rules see only `Term`s and `Answer`s; syntax decides
-//! first (a literal, a conjunct already assumed) and Z3 is asked only otherwise.
+//! first (a literal, a conjunct already assumed, a term Z3 already proved on this path)
+//! and Z3 is asked only otherwise. What Z3 sees is kept small: axiom instances of pure
+//! methods reach it only when a check does not prove unsatisfiability without them.
 
 pub mod z3;
 

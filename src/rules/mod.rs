@@ -5,8 +5,12 @@
 //! Architecture invariant: the rules never import `z3`; they ask the decider. A
 //! continuation may run once per branch, so it is a `&dyn Fn` and all mutation goes
 //! through the `&mut Verifier` it receives. Branching is `Verifier::branch`, which
-//! pushes and pops the decider: nothing else pushes or pops, except `join`, which
-//! explores a sub-computation in a pushed frame and returns its leaves.
+//! pushes and pops the decider around each side when both are feasible (one feasible
+//! side goes on in the current frame): nothing else pushes or pops, except `join`,
+//! which explores a sub-computation in a pushed frame and returns its leaves.
+//! Sequencing is a trampoline (`exec_seq`): a statement whose rule calls its
+//! continuation once in the scope it started in hands its state back instead, so
+//! straight-line code does not deepen the Rust stack.
 //! A failed check is recorded with `Verifier::fail` and its path stops (the
 //! continuation is not called); other paths go on.
 //!
