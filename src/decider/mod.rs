@@ -89,9 +89,10 @@ pub struct Decider {
     flushed: Vec<(usize, usize)>,
     /// Keep axiom instances from the solver until a check needs them (default on).
     pub lazy_axioms: bool,
-    /// Give Z3 the time left before the deadline with each query (default on). Off,
-    /// the deadline only stops paths and queries are bounded by the resource limit.
-    pub time_queries: bool,
+    /// Give Z3 the time left before the deadline with each query (a user's --timeout).
+    /// Off, the deadline only stops paths and queries are bounded by the resource
+    /// limit: Z3 4.8.12 starts a timer thread for each timed query.
+    timed: bool,
     /// Terms the solver proved to follow from the path condition (a check of their
     /// negation was unsatisfiable), as a multiset with a log per frame: while they are
     /// on the path, the same question is answered without the solver.
@@ -119,7 +120,7 @@ impl Decider {
             pending: Vec::new(),
             flushed: Vec::new(),
             lazy_axioms: true,
-            time_queries: true,
+            timed: true,
             entailed: TermMap::default(),
             entailed_log: Vec::new(),
             entailed_frames: Vec::new(),
@@ -171,8 +172,14 @@ impl Decider {
     pub fn deadline(&self) -> Option<Instant> {
         self.deadline
     }
-    pub fn set_deadline(&mut self, d: Option<Instant>) {
+    /// Whether queries are given the time left (see `timed`).
+    pub fn timed(&self) -> bool {
+        self.timed
+    }
+    /// A new deadline; `timed`: also give each query the time left before it.
+    pub fn set_deadline(&mut self, d: Option<Instant>, timed: bool) {
         self.deadline = d;
+        self.timed = timed;
     }
 
     /// Has the member's time budget run out?
@@ -237,30 +244,15 @@ impl Decider {
         self.epoch += 1;
         let emark = self.entailed_frames.pop().unwrap_or(0);
         for t in self.entailed_log.drain(emark..) {
-            if let Some(n) = self.entailed.get_mut(&t) {
-                *n -= 1;
-                if *n == 0 {
-                    self.entailed.remove(&t);
-                }
-            }
+            take_back(&mut self.entailed, &t);
         }
         for vs in self.entry_vars.drain(mark..) {
             for x in vs {
-                if let Some(n) = self.vars.get_mut(&x) {
-                    *n -= 1;
-                    if *n == 0 {
-                        self.vars.remove(&x);
-                    }
-                }
+                take_back(&mut self.vars, &x);
             }
         }
         for e in self.pc.drain(mark..) {
-            if let Some(n) = self.known.get_mut(&e.term) {
-                *n -= 1;
-                if *n == 0 {
-                    self.known.remove(&e.term);
-                }
-            }
+            take_back(&mut self.known, &e.term);
         }
         self.pending.retain(|&i| i < mark);
         if self.z3_frames > self.frames.len() {
@@ -375,7 +367,8 @@ impl Decider {
         if t.is_false() || self.known(&Term::ff()) {
             return Sat::Unsat;
         }
-        if self.known(&Term::not(t.clone())) {
+        let negation = Term::not(t.clone());
+        if self.known(&negation) {
             return Sat::Unsat;
         }
         if t.is_true() && self.sat_at == Some(self.epoch) {
@@ -386,7 +379,7 @@ impl Decider {
             if left.is_zero() {
                 return Sat::Unknown;
             }
-            if self.time_queries {
+            if self.timed {
                 self.backend().set_timeout_ms(left.as_millis().min(u32::MAX as u128) as u32);
             }
         }
@@ -403,7 +396,7 @@ impl Decider {
         self.counters.z3_time += start.elapsed();
         match r {
             Sat::Sat => self.sat_at = Some(self.epoch),
-            Sat::Unsat => self.note_entailed(Term::not(t.clone())),
+            Sat::Unsat => self.note_entailed(negation),
             Sat::Unknown => {}
         }
         r
@@ -448,6 +441,16 @@ impl Decider {
     /// The path condition, for traces.
     pub fn path_condition(&self) -> &[PcEntry] {
         &self.pc
+    }
+}
+
+/// Remove one occurrence of `t` from the multiset `m`.
+fn take_back(m: &mut TermMap<Term, u32>, t: &Term) {
+    if let Some(n) = m.get_mut(t) {
+        *n -= 1;
+        if *n == 0 {
+            m.remove(t);
+        }
     }
 }
 

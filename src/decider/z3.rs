@@ -93,6 +93,7 @@ pub struct Backend {
     int: Z3_sort,
     boolean: Z3_sort,
     ref_sort: Z3_sort,
+    snap: Z3_sort,
     variants: Vec<Variant>,
     null: Z3_ast,
     len: Z3_func_decl,
@@ -135,6 +136,7 @@ impl Backend {
             let int = ok(Z3_mk_int_sort(ctx), "Int");
             let boolean = ok(Z3_mk_bool_sort(ctx), "Bool");
             let ref_sort = ok(Z3_mk_uninterpreted_sort(ctx, symbol(ctx, "Ref")), "Ref");
+            let (snap, variants) = snap_datatype(ctx, int, boolean, ref_sort);
             let mut b = Backend {
                 ctx,
                 solver,
@@ -143,108 +145,20 @@ impl Backend {
                 int,
                 boolean,
                 ref_sort,
-                variants: vec![],
-                // Set just below.
-                null: ok(Z3_mk_true(ctx), "true"),
+                snap,
+                variants,
+                null: ok(Z3_mk_const(ctx, symbol(ctx, "null"), ref_sort), "null"),
                 len: ok(
                     Z3_mk_func_decl(ctx, symbol(ctx, "len"), 1, [ref_sort].as_ptr(), int),
                     "len",
                 ),
                 timeout_set: false,
             };
-            b.null = ok(Z3_mk_const(ctx, symbol(ctx, "null"), ref_sort), "null");
-            b.variants = b.snap_datatype();
             b.set_param("model", Param::Bool(true));
             // Ctrl-C is the driver's (it stops the run); Z3 must not turn it into a
             // query's `unknown` (a reported timeout).
             b.set_param("ctrl_c", Param::Bool(false));
             b
-        }
-    }
-
-    /// The Snap datatype's variants, in the order of `UNIT`, `COMBINE`, `wrap_variant`.
-    fn snap_datatype(&mut self) -> Vec<Variant> {
-        let c = self.ctx;
-        let arr = |e: Z3_sort| {
-            // SAFETY: sorts of this context.
-            ok(unsafe { Z3_mk_array_sort(c, self.int, e) }, "an array sort")
-        };
-        // (name, fields: (name, sort; `None` = Snap itself)).
-        let spec: Vec<(&str, Fields<'_>)> = vec![
-            ("unit", vec![]),
-            ("combine", vec![("first", None), ("second", None)]),
-            ("fromInt", vec![("toInt", Some(self.int))]),
-            ("fromBool", vec![("toBool", Some(self.boolean))]),
-            ("fromRef", vec![("toRef", Some(self.ref_sort))]),
-            ("fromIntArr", vec![("toIntArr", Some(arr(self.int)))]),
-            ("fromBoolArr", vec![("toBoolArr", Some(arr(self.boolean)))]),
-            ("fromRefArr", vec![("toRefArr", Some(arr(self.ref_sort)))]),
-        ];
-        // SAFETY: the constructors are made, used to declare the datatype, queried and
-        // deleted here; the arrays passed live across each call.
-        unsafe {
-            let mut constructors: Vec<Z3_constructor> = spec
-                .iter()
-                .map(|(name, fields)| {
-                    let names: Vec<Z3_symbol> = fields.iter().map(|(n, _)| symbol(c, n)).collect();
-                    let sorts: Vec<Option<Z3_sort>> = fields.iter().map(|(_, s)| *s).collect();
-                    let mut refs: Vec<u32> = vec![0; fields.len()];
-                    ok(
-                        Z3_mk_constructor(
-                            c,
-                            symbol(c, name),
-                            symbol(c, &format!("is-{name}")),
-                            fields.len() as u32,
-                            names.as_ptr(),
-                            sorts.as_ptr(),
-                            refs.as_mut_ptr(),
-                        ),
-                        "a constructor",
-                    )
-                })
-                .collect();
-            ok(
-                Z3_mk_datatype(
-                    c,
-                    symbol(c, "Snap"),
-                    constructors.len() as u32,
-                    constructors.as_mut_ptr(),
-                ),
-                "the Snap datatype",
-            );
-            let variants = constructors
-                .iter()
-                .zip(&spec)
-                .map(|(k, (name, fields))| {
-                    let mut constructor = std::mem::MaybeUninit::uninit();
-                    let mut tester = std::mem::MaybeUninit::uninit();
-                    let mut accessors: Vec<std::mem::MaybeUninit<Z3_func_decl>> =
-                        (0..fields.len()).map(|_| std::mem::MaybeUninit::uninit()).collect();
-                    Z3_query_constructor(
-                        c,
-                        *k,
-                        fields.len() as u32,
-                        constructor.as_mut_ptr(),
-                        tester.as_mut_ptr(),
-                        accessors.as_mut_ptr().cast(),
-                    );
-                    // Errors are not raised (`ignore_error`): a failed query would leave
-                    // the outputs unwritten.
-                    assert!(
-                        Z3_get_error_code(c) == ErrorCode::Ok,
-                        "Z3 rejected the Snap datatype's constructor {name}"
-                    );
-                    Variant {
-                        constructor: constructor.assume_init(),
-                        tester: tester.assume_init(),
-                        accessors: accessors.into_iter().map(|a| a.assume_init()).collect(),
-                    }
-                })
-                .collect();
-            for k in constructors {
-                Z3_del_constructor(c, k);
-            }
-            variants
         }
     }
 
@@ -286,10 +200,7 @@ impl Backend {
             Sort::Int => self.int,
             Sort::Bool => self.boolean,
             Sort::Ref => self.ref_sort,
-            // SAFETY: the datatype's sort is the range of its constructors.
-            Sort::Snap => {
-                ok(unsafe { Z3_get_range(self.ctx, self.variants[UNIT].constructor) }, "Snap")
-            }
+            Sort::Snap => self.snap,
             Sort::Arr(e) => {
                 let elem = self.sort(Sort::of_elem(e));
                 // SAFETY: sorts of this context.
@@ -519,6 +430,97 @@ impl Backend {
                 CStr::from_ptr(s).to_string_lossy().into_owned()
             }
         }
+    }
+}
+
+/// The Snap datatype of context `c`: its sort and its variants, in the order of `UNIT`,
+/// `COMBINE`, `wrap_variant`.
+fn snap_datatype(
+    c: Z3_context,
+    int: Z3_sort,
+    boolean: Z3_sort,
+    ref_sort: Z3_sort,
+) -> (Z3_sort, Vec<Variant>) {
+    let arr = |e: Z3_sort| {
+        // SAFETY: sorts of this context.
+        ok(unsafe { Z3_mk_array_sort(c, int, e) }, "an array sort")
+    };
+    // (name, fields: (name, sort; `None` = Snap itself)).
+    let spec: Vec<(&str, Fields<'_>)> = vec![
+        ("unit", vec![]),
+        ("combine", vec![("first", None), ("second", None)]),
+        ("fromInt", vec![("toInt", Some(int))]),
+        ("fromBool", vec![("toBool", Some(boolean))]),
+        ("fromRef", vec![("toRef", Some(ref_sort))]),
+        ("fromIntArr", vec![("toIntArr", Some(arr(int)))]),
+        ("fromBoolArr", vec![("toBoolArr", Some(arr(boolean)))]),
+        ("fromRefArr", vec![("toRefArr", Some(arr(ref_sort)))]),
+    ];
+    // SAFETY: the constructors are made, used to declare the datatype, queried and
+    // deleted here; the arrays passed live across each call.
+    unsafe {
+        let mut constructors: Vec<Z3_constructor> = spec
+            .iter()
+            .map(|(name, fields)| {
+                let names: Vec<Z3_symbol> = fields.iter().map(|(n, _)| symbol(c, n)).collect();
+                let sorts: Vec<Option<Z3_sort>> = fields.iter().map(|(_, s)| *s).collect();
+                let mut refs: Vec<u32> = vec![0; fields.len()];
+                ok(
+                    Z3_mk_constructor(
+                        c,
+                        symbol(c, name),
+                        symbol(c, &format!("is-{name}")),
+                        fields.len() as u32,
+                        names.as_ptr(),
+                        sorts.as_ptr(),
+                        refs.as_mut_ptr(),
+                    ),
+                    "a constructor",
+                )
+            })
+            .collect();
+        let sort = ok(
+            Z3_mk_datatype(
+                c,
+                symbol(c, "Snap"),
+                constructors.len() as u32,
+                constructors.as_mut_ptr(),
+            ),
+            "the Snap datatype",
+        );
+        let variants = constructors
+            .iter()
+            .zip(&spec)
+            .map(|(k, (name, fields))| {
+                let mut constructor = std::mem::MaybeUninit::uninit();
+                let mut tester = std::mem::MaybeUninit::uninit();
+                let mut accessors: Vec<std::mem::MaybeUninit<Z3_func_decl>> =
+                    (0..fields.len()).map(|_| std::mem::MaybeUninit::uninit()).collect();
+                Z3_query_constructor(
+                    c,
+                    *k,
+                    fields.len() as u32,
+                    constructor.as_mut_ptr(),
+                    tester.as_mut_ptr(),
+                    accessors.as_mut_ptr().cast(),
+                );
+                // Errors are not raised (`ignore_error`): a failed query would leave
+                // the outputs unwritten.
+                assert!(
+                    Z3_get_error_code(c) == ErrorCode::Ok,
+                    "Z3 rejected the Snap datatype's constructor {name}"
+                );
+                Variant {
+                    constructor: constructor.assume_init(),
+                    tester: tester.assume_init(),
+                    accessors: accessors.into_iter().map(|a| a.assume_init()).collect(),
+                }
+            })
+            .collect();
+        for k in constructors {
+            Z3_del_constructor(c, k);
+        }
+        (sort, variants)
     }
 }
 

@@ -195,7 +195,7 @@ impl<'p> Verifier<'p> {
                 let mut t = Verifier::new(self.prog, self.info, config);
                 t.translating = true;
                 t.defs = self.defs.clone();
-                t.dec.set_deadline(self.dec.deadline());
+                t.dec.set_deadline(self.dec.deadline(), self.dec.timed());
                 Box::new(t)
             }
         };

@@ -126,7 +126,7 @@ impl<'p> Verifier<'p> {
         if self.config.smoke
             && matches!(st.kind, StmtKind::Assert(_) | StmtKind::Return(_))
             && !self.reached.contains(&st.span)
-            && self.dec.check(&Term::tt()) != crate::decider::Sat::Unsat
+            && self.path_feasible()
         {
             self.reached.insert(st.span);
         }

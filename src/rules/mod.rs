@@ -325,7 +325,7 @@ impl<'p> Verifier<'p> {
         }
         // Producing a fact can make a path infeasible without a branch noticing
         // (`r != null ==> acc(r.val)` then `r != null`): a dead path has no failures.
-        if self.dec.check(&Term::tt()) == crate::decider::Sat::Unsat {
+        if !self.path_feasible() {
             return false;
         }
         let (id, at, message, notes) = match self.mode {
@@ -508,6 +508,11 @@ impl<'p> Verifier<'p> {
             }
             (false, false) => {}
         }
+    }
+
+    /// Is this path's condition satisfiable? (`unknown` counts as satisfiable.)
+    pub fn path_feasible(&mut self) -> bool {
+        self.dec.check(&Term::tt()) != crate::decider::Sat::Unsat
     }
 
     /// Can `cond` hold on this path? (`unknown` counts as feasible.)

@@ -107,9 +107,7 @@ impl<'p> Verifier<'p> {
     /// so it reaches the end without a branch noticing (`--smoke` warns that nothing
     /// did).
     fn reach_end(&mut self) {
-        if !self.config.smoke
-            || self.dec.check(&crate::state::term::Term::tt()) != crate::decider::Sat::Unsat
-        {
+        if !self.config.smoke || self.path_feasible() {
             self.ends += 1;
         }
     }

@@ -101,8 +101,8 @@ pub fn verify_member_with(
         // The cap stops the paths (`stopped`); Z3's queries stay bounded by the resource
         // limit alone, unless the user asked for a --timeout: Z3 4.8.12 starts a timer
         // thread for each timed query (a failing member took 8 ms more for it).
-        again.dec.set_deadline(Some(Instant::now() + Duration::from_secs_f64(left.min(cap))));
-        again.dec.time_queries = config.timeout.is_some();
+        let until = Instant::now() + Duration::from_secs_f64(left.min(cap));
+        again.dec.set_deadline(Some(until), config.timeout.is_some());
         again.verify(member);
         if !again.timed_out {
             again.merges = v.merges;
