@@ -263,7 +263,8 @@ impl<'p> Verifier<'p> {
                 v.produce_all(start.clone(), snap.clone(), &m.requires, &|v, s, ()| {
                     v.termination = Some(p);
                     v.eval(s, body, &|v, _s, value| {
-                        let (derived, guard) = v.guard_between(base, v.dec.mark());
+                        let (derived, _) = v.guard_between(base, v.dec.mark());
+                        let guard = v.body_guard(base, v.dec.mark());
                         let eq = Term::eq(app.clone(), value);
                         add(&derived_axioms, derived);
                         add(&body_axioms, vec![Term::implies(guard, eq)]);
@@ -417,6 +418,28 @@ impl<'p> Verifier<'p> {
             so_far.push(e.term.clone());
         }
         (derived, Term::and_all(so_far))
+    }
+
+    /// The guard of a body axiom: the branch conditions of the path in `[from, to)`
+    /// and the snapshot shapes it assumed, not its other facts. Paths split only at
+    /// branches where both sides are feasible, so the guards of two paths exclude each
+    /// other whatever the facts (the definition stays consistent), and the shapes make
+    /// recursion on proper parts well-founded. A fact the path assumed (a predicate's
+    /// pure conjunct, say about a value an `opening` inside it gives) is known at a
+    /// call site only where that predicate was opened: in the guard it would keep the
+    /// axiom from applying to an instance that was closed instead.
+    fn body_guard(&self, from: usize, to: usize) -> Term {
+        let entries = self.dec.entries_since(from);
+        let n = to.saturating_sub(from).min(entries.len());
+        let mut guard = vec![];
+        for e in &entries[..n] {
+            match e.kind {
+                crate::decider::Kind::Axiom => {}
+                crate::decider::Kind::Branch => guard.push(e.term.clone()),
+                _ => guard.extend(shape_part(&e.term)),
+            }
+        }
+        Term::and_all(guard)
     }
 
     /// Assume the axioms of the pure-method application `app` (postcondition, unless
@@ -669,4 +692,28 @@ fn skolemize(t: &Term, formals: &[Term], name: &str) -> Term {
         })
         .collect();
     t.substitute(&map)
+}
+
+/// The snapshot shapes a fact states (`s = combine(first(s), second(s))`,
+/// `s = fromT(toT(s))`), under the implications and within the conjunctions it has.
+fn shape_part(t: &Term) -> Option<Term> {
+    match t.op() {
+        Op::Eq => {
+            let (a, b) = (&t.args()[0], &t.args()[1]);
+            let shape = |x: &Term, y: &Term| match y.op() {
+                Op::Combine => matches!(y.args()[0].op(), Op::First) && y.args()[0].args()[0] == *x,
+                Op::Wrap(_) => {
+                    matches!(y.args()[0].op(), Op::Unwrap(_)) && y.args()[0].args()[0] == *x
+                }
+                _ => false,
+            };
+            (shape(a, b) || shape(b, a)).then(|| t.clone())
+        }
+        Op::Implies => shape_part(&t.args()[1]).map(|c| Term::implies(t.args()[0].clone(), c)),
+        Op::And => {
+            let parts: Vec<Term> = t.args().iter().filter_map(shape_part).collect();
+            (!parts.is_empty()).then(|| Term::and_all(parts))
+        }
+        _ => None,
+    }
 }
