@@ -659,7 +659,11 @@ impl<'p> Verifier<'p> {
     /// Silicon's predicate-triggered function definitions). Axioms hold on every
     /// path, so applications met on other paths may be instantiated here too.
     pub fn after_ghost(&mut self, snap: &Term) {
-        if !self.config.infer {
+        // A snapshot without symbols (`unit`: the instance holds nothing; a value
+        // built of constants) says all it can already: opening or closing it teaches
+        // nothing new, and refuelling its applications (every heap-free method's is on
+        // `unit`) at each such ghost step only makes instances grow.
+        if !self.config.infer || snap.symbols().is_empty() {
             return;
         }
         let apps = self.apps_by_snap.get(snap).cloned().unwrap_or_default();
