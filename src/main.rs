@@ -237,14 +237,47 @@ fn main() {
     std::process::exit(code);
 }
 
-/// Ctrl-C: the first stops the run (no member starts; what finished is reported; exit
-/// 130); a second one exits at once.
+/// Ctrl-C, SIGTERM and SIGHUP: the first stops the run (no member starts; what
+/// finished is reported, as a whole document in every format; exit 128 + the signal's
+/// number: 130, 143, 129); a second one exits at once.
 fn install_interrupt_handler() {
     let _ = ctrlc::set_handler(|| {
         if driver::INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
             std::process::exit(130);
         }
     });
+    #[cfg(unix)]
+    {
+        let handler: extern "C" fn(libc::c_int) = on_terminate;
+        // SAFETY: the handler only touches atomics and calls `_exit`, both
+        // async-signal-safe.
+        unsafe {
+            libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+            libc::signal(libc::SIGHUP, handler as libc::sighandler_t);
+        }
+    }
+}
+
+/// The terminating signal that stopped the run (0: none, or Ctrl-C).
+static SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+#[cfg(unix)]
+extern "C" fn on_terminate(sig: libc::c_int) {
+    use std::sync::atomic::Ordering::SeqCst;
+    if driver::INTERRUPTED.load(SeqCst) {
+        // SAFETY: `_exit` is async-signal-safe.
+        unsafe { libc::_exit(128 + sig) }
+    }
+    SIGNAL.store(sig, SeqCst);
+    driver::INTERRUPTED.store(true, SeqCst);
+}
+
+/// The exit status of an interrupted run: 128 + the signal's number.
+fn interrupted_status() -> i32 {
+    match SIGNAL.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => 130,
+        sig => 128 + sig,
+    }
 }
 
 fn real_main() -> i32 {
@@ -363,7 +396,7 @@ fn real_main() -> i32 {
         (written, report::exit_code(&run))
     };
     let flushed = written.and_then(|()| out.flush()).and_then(|()| std::io::stdout().flush());
-    let code = if run.interrupted { 130 } else { code };
+    let code = if run.interrupted { interrupted_status() } else { code };
     output_status(flushed, code)
 }
 
