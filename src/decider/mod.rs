@@ -99,6 +99,11 @@ pub struct Decider {
     entailed: TermMap<Term, u32>,
     entailed_log: Vec<Term>,
     entailed_frames: Vec<usize>,
+    /// For each active watcher (a `join` collecting leaves, innermost last): the
+    /// least length the path condition had since the watcher last looked
+    /// (`take_low`). Entries below it were never popped since, so they are the ones
+    /// the watcher saw then: what two leaves share is read without comparing them.
+    lows: Vec<usize>,
 }
 
 impl Decider {
@@ -124,6 +129,7 @@ impl Decider {
             entailed: TermMap::default(),
             entailed_log: Vec::new(),
             entailed_frames: Vec::new(),
+            lows: Vec::new(),
         };
         // Everything a member assumes lives in frames above this one.
         d.push();
@@ -254,6 +260,9 @@ impl Decider {
         for e in self.pc.drain(mark..) {
             take_back(&mut self.known, &e.term);
         }
+        for low in &mut self.lows {
+            *low = (*low).min(mark);
+        }
         self.pending.retain(|&i| i < mark);
         if self.z3_frames > self.frames.len() {
             self.backend().pop();
@@ -281,6 +290,21 @@ impl Decider {
     }
     pub fn entries_since(&self, mark: usize) -> &[PcEntry] {
         &self.pc[mark.min(self.pc.len())..]
+    }
+
+    /// Start watching how far the path condition shrinks (see `lows`); returns the
+    /// watcher's slot. Watchers nest: `unwatch` the innermost first.
+    pub fn watch_low(&mut self) -> usize {
+        self.lows.push(self.pc.len());
+        self.lows.len() - 1
+    }
+    /// The least length the path condition had since the watcher's last look (or
+    /// its start): every entry below it is the one that was there then.
+    pub fn take_low(&mut self, slot: usize) -> usize {
+        std::mem::replace(&mut self.lows[slot], self.pc.len())
+    }
+    pub fn unwatch(&mut self, slot: usize) {
+        self.lows.truncate(slot);
     }
 
     fn add(&mut self, t: Term, kind: Kind) {
