@@ -322,7 +322,8 @@ impl<'p> Verifier<'p> {
         let own: usize = leaves.iter().map(|l| l.own.len()).sum();
         let separate = expanded <= SMALL_JOIN + 4 * own;
         let mut definitions: Vec<Term> = vec![];
-        let mut splits = None;
+        // Compact merges: the fresh number of the leaf a state belongs to.
+        let mut arm: Option<Term> = None;
         let merged = if clean && !self.timed_out && leaves.len() > 1 {
             let mut assigned = BTreeSet::new();
             assigned_in(&then.stmts, &mut assigned);
@@ -330,34 +331,51 @@ impl<'p> Verifier<'p> {
                 assigned_in(std::slice::from_ref(e), &mut assigned);
             }
             let assigned: Vec<&str> = assigned.iter().map(String::as_str).collect();
-            let mut name = |v: &mut Self, hint: &str, ite: Term| {
-                let x = v.fresh(hint, ite.sort());
-                if let Some((lo, hi)) = merge::literal_bounds(&ite) {
-                    definitions.push(Term::le(lo, x.clone()));
-                    definitions.push(Term::le(x.clone(), hi));
-                }
-                definitions.push(Term::eq(x.clone(), ite));
-                x
-            };
             if small {
                 let full = crate::rules::expand(&leaves);
                 let arms: Vec<merge::Arm<'_>> = full
                     .iter()
                     .map(|l| merge::Arm { guard: Term::and_all(l.conds.clone()), state: &l.value })
                     .collect();
-                merge::merge_states(&s, &assigned, &arms, &mut |hint, ite| name(self, hint, ite))
-            } else {
-                splits = merge::Splits::of(&leaves);
-                splits.as_ref().and_then(|sp| {
-                    let states: Vec<&State> = leaves.iter().map(|l| &l.value).collect();
-                    merge::merge_states_with(
-                        &s,
-                        &assigned,
-                        &states,
-                        &|values| sp.choose(values),
-                        &mut |hint, ite| name(self, hint, ite),
-                    )
+                merge::merge_states(&s, &assigned, &arms, &mut |hint, ite| {
+                    let x = self.fresh(hint, ite.sort());
+                    if let Some((lo, hi)) = merge::literal_bounds(&ite) {
+                        definitions.push(Term::le(lo, x.clone()));
+                        definitions.push(Term::le(x.clone(), hi));
+                    }
+                    definitions.push(Term::eq(x.clone(), ite));
+                    x
                 })
+            } else if let Some(sp) = merge::Splits::of(&leaves) {
+                // `arm`: which leaf, by the branching tree; one of them. A merged value
+                // is `v_i` when `arm = i`: one flat implication per leaf, which the
+                // solver refutes case by case without walking an `ite` chain.
+                let n = leaves.len();
+                let a = self.fresh("arm", Sort::Int);
+                let numbers: Vec<Term> = (0..n).map(|i| Term::int(i as i64)).collect();
+                let is: Vec<Term> = numbers.iter().map(|i| Term::eq(a.clone(), i.clone())).collect();
+                definitions.push(Term::le(Term::int(0), a.clone()));
+                definitions.push(Term::le(a.clone(), Term::int(n as i64 - 1)));
+                definitions.push(Term::eq(a.clone(), sp.choose(&numbers)));
+                definitions.push(Term::or_all(is.clone()));
+                arm = Some(a);
+                let states: Vec<&State> = leaves.iter().map(|l| &l.value).collect();
+                merge::merge_states_with(&s, &assigned, &states, &mut |hint, values| {
+                    let x = self.fresh(hint, values[0].sort());
+                    let ints: Option<Vec<i64>> = values.iter().map(Term::as_int).collect();
+                    if let Some(ints) = ints
+                        && let (Some(lo), Some(hi)) = (ints.iter().min(), ints.iter().max())
+                    {
+                        definitions.push(Term::le(Term::int(*lo), x.clone()));
+                        definitions.push(Term::le(x.clone(), Term::int(*hi)));
+                    }
+                    for (i, v) in values.iter().enumerate() {
+                        definitions.push(Term::implies(is[i].clone(), Term::eq(x.clone(), v.clone())));
+                    }
+                    x
+                })
+            } else {
+                None
             }
         } else {
             None
@@ -366,9 +384,9 @@ impl<'p> Verifier<'p> {
         if let Some(m) = merged {
             self.merges += 1;
             self.ledger.started += 1;
-            match &splits {
+            match &arm {
                 None => self.assume_leaf_facts(&crate::rules::expand(&leaves)),
-                Some(sp) => self.assume_by_splits(&leaves, sp),
+                Some(arm) => self.assume_by_splits(&leaves, arm),
             }
             for d in definitions {
                 self.dec.assume(d);
@@ -416,41 +434,23 @@ impl<'p> Verifier<'p> {
     /// on leaf i's path `arm = i`. Axiom instances hold on every path, unguarded;
     /// branch conditions are not assumed (as `assume_leaf_facts` does not: they are
     /// what the guards say).
-    fn assume_by_splits(&mut self, leaves: &[crate::rules::JoinLeaf<State>], sp: &merge::Splits) {
+    fn assume_by_splits(&mut self, leaves: &[crate::rules::JoinLeaf<State>], arm: &Term) {
         use crate::decider::Kind;
         let n = leaves.len();
-        let mut arm: Option<Term> = None;
         for (e, lo, hi) in merge::entry_ranges(leaves) {
-            if e.kind == Kind::Branch {
-                continue;
-            }
-            if e.kind == Kind::Axiom {
-                self.dec.assume_axiom(e.term);
-                continue;
-            }
-            let guard = if lo == 0 && hi == n - 1 {
-                Term::tt()
-            } else {
-                let arm = arm.get_or_insert_with(|| {
-                    let numbers: Vec<Term> = (0..n).map(|i| Term::int(i as i64)).collect();
-                    let arm = self.fresh("arm", Sort::Int);
-                    self.dec.assume(Term::le(Term::int(0), arm.clone()));
-                    self.dec.assume(Term::le(arm.clone(), Term::int(n as i64 - 1)));
-                    self.dec.assume(Term::eq(arm.clone(), sp.choose(&numbers)));
-                    arm
-                });
-                let (a, b) = (Term::int(lo as i64), Term::int(hi as i64));
-                match (lo, hi) {
-                    _ if lo == hi => Term::eq(arm.clone(), a),
-                    (0, _) => Term::le(arm.clone(), b),
-                    _ if hi == n - 1 => Term::le(a, arm.clone()),
-                    _ => Term::and(Term::le(a, arm.clone()), Term::le(arm.clone(), b)),
-                }
+            let (a, b) = (Term::int(lo as i64), Term::int(hi as i64));
+            let guard = match (lo, hi) {
+                _ if lo == 0 && hi == n - 1 => Term::tt(),
+                _ if lo == hi => Term::eq(arm.clone(), a),
+                (0, _) => Term::le(arm.clone(), b),
+                _ if hi == n - 1 => Term::le(a, arm.clone()),
+                _ => Term::and(Term::le(a, arm.clone()), Term::le(arm.clone(), b)),
             };
-            if e.kind == Kind::Derived {
-                self.dec.assume_derived(Term::implies(guard, e.term));
-            } else {
-                self.dec.assume(Term::implies(guard, e.term));
+            match e.kind {
+                Kind::Branch => {}
+                Kind::Axiom => self.dec.assume_axiom(e.term),
+                Kind::Derived => self.dec.assume_derived(Term::implies(guard, e.term)),
+                Kind::Fact => self.dec.assume(Term::implies(guard, e.term)),
             }
         }
     }

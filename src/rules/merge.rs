@@ -44,7 +44,9 @@ pub fn merge_states(
 ) -> Option<State> {
     let states: Vec<&State> = arms.iter().map(|a| a.state).collect();
     let guards: Vec<Term> = arms.iter().map(|a| a.guard.clone()).collect();
-    merge_states_with(before, assigned, &states, &|values| by_guards(&guards, values), name)
+    merge_states_with(before, assigned, &states, &mut |hint, values| {
+        name(hint, by_guards(&guards, values))
+    })
 }
 
 /// `ite(g1, v1, ite(g2, v2, ... vn))`.
@@ -57,16 +59,17 @@ fn by_guards(guards: &[Term], values: &[Term]) -> Term {
     out
 }
 
-/// How a merged value chooses among the arms' values (one per arm, in order).
-pub type Choose<'c> = dyn Fn(&[Term]) -> Term + 'c;
+/// Names a merged value given its value in each arm (in order): returns the term the
+/// merged state holds (the caller defines it).
+pub type Chooser<'n> = dyn FnMut(&str, &[Term]) -> Term + 'n;
 
-/// As `merge_states`, with the value of each merged location chosen by `choose`.
+/// As `merge_states`, with the merged value of each location that differs between
+/// the arms made by `name` from the arms' values.
 pub fn merge_states_with(
     before: &State,
     assigned: &[&str],
     states: &[&State],
-    choose: &Choose<'_>,
-    name: &mut Namer<'_>,
+    name: &mut Chooser<'_>,
 ) -> Option<State> {
     let first = *states.first()?;
     let same_old = |a: &&State| Rc::ptr_eq(&a.old, &first.old) || a.old.identical(&first.old);
@@ -80,12 +83,12 @@ pub fn merge_states_with(
     let heap_values = if unchanged_heap { None } else { Some(heap_values(states)?) };
     let mut store = before.store.clone();
     for (x, values) in store_values {
-        let merged = merge_values(&values, &x, choose, name);
+        let merged = merge_values(&values, &x, name);
         store.insert_mut(x, merged);
     }
     let heap = match heap_values {
         None => first.heap.clone(),
-        Some(chunks) => build_heap(chunks, choose, name),
+        Some(chunks) => build_heap(chunks, name),
     };
     Some(State { heap, old: first.old.clone(), store })
 }
@@ -95,11 +98,11 @@ fn mergeable(values: &[Term]) -> bool {
     values.iter().all(|v| v == &values[0]) || values[0].sort() != Sort::Ref
 }
 
-/// The arms' values chosen by `choose` (`ite(g1, v1, ite(g2, v2, ... vn))`), named;
+/// The arms' values, named by `name` (`ite(g1, v1, ite(g2, v2, ... vn))`);
 /// equal values stay as they are. Values built by the same operation merge argument
 /// by argument (`merge(r + 1, r + 2)` is `r + merge(1, 2)`: the same value, with the
 /// shared part outside the `ite`, which the solver then needs no case split to see).
-fn merge_values(values: &[Term], hint: &str, choose: &Choose<'_>, name: &mut Namer<'_>) -> Term {
+fn merge_values(values: &[Term], hint: &str, name: &mut Chooser<'_>) -> Term {
     let last = values[values.len() - 1].clone();
     if values.iter().all(|v| v == &last) {
         return last;
@@ -113,12 +116,12 @@ fn merge_values(values: &[Term], hint: &str, choose: &Choose<'_>, name: &mut Nam
         let args: Vec<Term> = (0..n)
             .map(|i| {
                 let column: Vec<Term> = values.iter().map(|v| v.args()[i].clone()).collect();
-                merge_values(&column, hint, choose, name)
+                merge_values(&column, hint, name)
             })
             .collect();
         return Term::rebuild(op, last.sort(), args);
     }
-    name(hint, choose(values))
+    name(hint, values)
 }
 
 /// The leaves of one `join` as a binary branching tree, read from where each leaf's
@@ -301,7 +304,7 @@ fn heap_values(arms: &[&State]) -> Option<Vec<(Chunk, Vec<Term>)>> {
     Some(out)
 }
 
-fn build_heap(chunks: Vec<(Chunk, Vec<Term>)>, choose: &Choose<'_>, name: &mut Namer<'_>) -> Heap {
+fn build_heap(chunks: Vec<(Chunk, Vec<Term>)>, name: &mut Chooser<'_>) -> Heap {
     let mut heap = Heap::new();
     for (c, values) in chunks {
         let hint = match &c.kind {
@@ -310,7 +313,7 @@ fn build_heap(chunks: Vec<(Chunk, Vec<Term>)>, choose: &Choose<'_>, name: &mut N
             }
             _ => "snap".to_string(),
         };
-        let value = merge_values(&values, &hint, choose, name);
+        let value = merge_values(&values, &hint, name);
         heap.add(Chunk { value, ..c });
     }
     heap
