@@ -52,6 +52,10 @@ pub struct Counters {
     pub queries: u64,
     pub pushes: u64,
     pub z3_time: Duration,
+    /// Axiom instances (`Kind::Axiom`) given to the solver: by a check that needed
+    /// them (lazy axioms), again after the frame they were given in was popped, or
+    /// as they were assumed (without lazy axioms).
+    pub axioms_to_z3: u64,
 }
 
 pub struct Decider {
@@ -228,6 +232,9 @@ impl Decider {
             if self.lazy_axioms && self.pc[self.z3_len].kind == Kind::Axiom {
                 self.pending.push(self.z3_len);
             } else {
+                if self.pc[self.z3_len].kind == Kind::Axiom {
+                    self.counters.axioms_to_z3 += 1;
+                }
                 let t = self.pc[self.z3_len].term.clone();
                 self.backend().assert(&t);
             }
@@ -241,6 +248,7 @@ impl Decider {
         for i in std::mem::take(&mut self.pending) {
             let t = self.pc[i].term.clone();
             self.backend().assert(&t);
+            self.counters.axioms_to_z3 += 1;
             self.flushed.push((i, level));
         }
     }

@@ -226,6 +226,9 @@ pub struct Verifier<'p> {
     /// `if` statements that run inside an enclosing `if`'s join, without a join of
     /// their own (`exec_if_merging`).
     pub flat_ifs: std::collections::HashSet<*const crate::syntax::ast::Stmt>,
+    /// Axiom instances of pure methods' definitions and postconditions assumed on this
+    /// member's paths (`--stats`; one per instance and path that assumed it).
+    pub axiom_instances: u64,
 }
 
 /// When less than this much stack is left, the rules continue on a new segment.
@@ -317,6 +320,7 @@ impl<'p> Verifier<'p> {
             exec_depth: 0,
             exec_depth_max: 0,
             flat_ifs: std::collections::HashSet::new(),
+            axiom_instances: 0,
             recorded: Default::default(),
             instances: 0,
         }
