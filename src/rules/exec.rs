@@ -432,12 +432,16 @@ impl<'p> Verifier<'p> {
     /// `arm` is the number of the leaf the state belongs to, a fresh symbol defined by
     /// the branching tree (`arm = ite(c1, 0, ite(c2, 1, ...))`). Exact on the leaves:
     /// on leaf i's path `arm = i`. Axiom instances hold on every path, unguarded;
-    /// branch conditions are not assumed (as `assume_leaf_facts` does not: they are
-    /// what the guards say).
+    /// the conditions where paths part are what `arm`'s definition says; other branch
+    /// conditions (one-sided branches, and those every leaf took, e.g. past an arm
+    /// that returned) are facts under their range like the rest.
     fn assume_by_splits(&mut self, leaves: &[crate::rules::JoinLeaf<State>], arm: &Term) {
         use crate::decider::Kind;
         let n = leaves.len();
-        for (e, lo, hi) in merge::entry_ranges(leaves) {
+        for (e, lo, hi, split) in merge::entry_ranges(leaves) {
+            if split {
+                continue;
+            }
             let (a, b) = (Term::int(lo as i64), Term::int(hi as i64));
             let guard = match (lo, hi) {
                 _ if lo == 0 && hi == n - 1 => Term::tt(),
@@ -447,10 +451,9 @@ impl<'p> Verifier<'p> {
                 _ => Term::and(Term::le(a, arm.clone()), Term::le(arm.clone(), b)),
             };
             match e.kind {
-                Kind::Branch => {}
                 Kind::Axiom => self.dec.assume_axiom(e.term),
                 Kind::Derived => self.dec.assume_derived(Term::implies(guard, e.term)),
-                Kind::Fact => self.dec.assume(Term::implies(guard, e.term)),
+                Kind::Fact | Kind::Branch => self.dec.assume(Term::implies(guard, e.term)),
             }
         }
     }

@@ -217,21 +217,25 @@ impl Splits {
 }
 
 /// Each entry of the leaves' paths once, with the first and the last leaf whose path
-/// holds it (a subtree's leaves are consecutive).
+/// holds it (a subtree's leaves are consecutive), and whether it is a condition where
+/// two leaves' paths part (what `Splits` encodes).
 pub fn entry_ranges<T>(
     leaves: &[crate::rules::JoinLeaf<T>],
-) -> Vec<(crate::decider::PcEntry, usize, usize)> {
+) -> Vec<(crate::decider::PcEntry, usize, usize, bool)> {
     let mut out = vec![];
-    let mut open: Vec<(crate::decider::PcEntry, usize)> = vec![];
+    // The current path: each entry, the first leaf holding it, whether a split's.
+    let mut open: Vec<(crate::decider::PcEntry, usize, bool)> = vec![];
     for (t, l) in leaves.iter().enumerate() {
         while open.len() > l.shared {
-            let (e, lo) = open.pop().expect("non-empty");
-            out.push((e, lo, t - 1));
+            let (e, lo, split) = open.pop().expect("non-empty");
+            // The entry at the depth where leaf t's path parts from the previous one.
+            let split = split || (t > 0 && open.len() == l.shared);
+            out.push((e, lo, t - 1, split));
         }
-        open.extend(l.own.iter().map(|e| (e.clone(), t)));
+        open.extend(l.own.iter().enumerate().map(|(i, e)| (e.clone(), t, t > 0 && i == 0)));
     }
     let last = leaves.len().saturating_sub(1);
-    out.extend(open.into_iter().map(|(e, lo)| (e, lo, last)));
+    out.extend(open.into_iter().map(|(e, lo, split)| (e, lo, last, split)));
     out
 }
 
