@@ -108,6 +108,10 @@ pub struct Decider {
     /// (`take_low`). Entries below it were never popped since, so they are the ones
     /// the watcher saw then: what two leaves share is read without comparing them.
     lows: Vec<usize>,
+    /// For each symbol of the path condition, what each entry that mentions it says
+    /// of it, in order: a comparison with a literal, or `None` for anything else (for
+    /// `unary_feasible`).
+    var_entries: TermMap<Term, Vec<Option<Unary>>>,
 }
 
 impl Decider {
@@ -134,6 +138,7 @@ impl Decider {
             entailed_log: Vec::new(),
             entailed_frames: Vec::new(),
             lows: Vec::new(),
+            var_entries: TermMap::default(),
         };
         // Everything a member assumes lives in frames above this one.
         d.push();
@@ -262,6 +267,13 @@ impl Decider {
         }
         for vs in self.entry_vars.drain(mark..) {
             for x in vs {
+                // The entries popped are the last of each symbol's list.
+                if let Some(list) = self.var_entries.get_mut(&x) {
+                    list.pop();
+                    if list.is_empty() {
+                        self.var_entries.remove(&x);
+                    }
+                }
                 take_back(&mut self.vars, &x);
             }
         }
@@ -330,8 +342,11 @@ impl Decider {
                 continue;
             }
             let vs = symbols(&c);
+            let said = unary(&c);
             for x in &vs {
                 *self.vars.entry(x.clone()).or_insert(0) += 1;
+                let of_x = said.as_ref().filter(|(y, _)| y == x).map(|&(_, u)| u);
+                self.var_entries.entry(x.clone()).or_default().push(of_x);
             }
             self.entry_vars.push(vs);
             *self.known.entry(c.clone()).or_insert(0) += 1;
@@ -453,6 +468,25 @@ impl Decider {
         }
     }
 
+    /// Can `t` hold on this path, by syntax alone? Decided when `t` compares an integer
+    /// symbol with a literal and so does every entry of the path condition that
+    /// mentions the symbol: whether some integer meets all those comparisons (the
+    /// branches of an `else if` chain on one variable: `x == 0`, then `x != 0 && x ==
+    /// 1`, ...; Z3 would take time growing with the chain for each). `None` otherwise.
+    /// As for `independent`, the rest of the path condition, which does not mention
+    /// the symbol, is taken as consistent: if it is not, every proof on the branch
+    /// succeeds.
+    pub fn unary_feasible(&self, t: &Term) -> Option<bool> {
+        let (x, c) = unary(t)?;
+        let entries = self.var_entries.get(&x).map_or(&[][..], |v| v.as_slice());
+        let mut cs = Vec::with_capacity(entries.len() + 1);
+        cs.push(c);
+        for u in entries {
+            cs.push((*u)?);
+        }
+        Some(satisfiable(&cs))
+    }
+
     /// Values of `terms` in a model of Σ ∪ {t}, printed by Z3.
     /// Asked of a new Z3 context holding exactly Σ (see [`z3::fresh_model_values`]).
     pub fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
@@ -474,6 +508,93 @@ impl Decider {
     pub fn path_condition(&self) -> &[PcEntry] {
         &self.pc
     }
+}
+
+/// A comparison of an integer symbol with a literal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unary {
+    Eq(i64),
+    Ne(i64),
+    /// `x >= k`
+    Ge(i64),
+    /// `x <= k`
+    Le(i64),
+}
+
+impl Unary {
+    fn holds(self, v: i64) -> bool {
+        match self {
+            Unary::Eq(k) => v == k,
+            Unary::Ne(k) => v != k,
+            Unary::Ge(k) => v >= k,
+            Unary::Le(k) => v <= k,
+        }
+    }
+}
+
+/// `t` as a comparison of an integer symbol with a literal (`x == k`, `x < k`,
+/// `k <= x`, their negations), if it is one.
+fn unary(t: &Term) -> Option<(Term, Unary)> {
+    use crate::state::term::{Op, Sort};
+    let (negated, t) = match t.op() {
+        Op::Not => (true, &t.args()[0]),
+        _ => (false, t),
+    };
+    if !matches!(t.op(), Op::Eq | Op::Lt | Op::Le) {
+        return None;
+    }
+    let (a, b) = (&t.args()[0], &t.args()[1]);
+    let var = |x: &Term| matches!(x.op(), Op::Var(..)) && x.sort() == Sort::Int;
+    // The comparison as `x op k` (`flipped`: it was `k op x`).
+    let (x, k, flipped) = match (a.as_int(), b.as_int()) {
+        (None, Some(k)) if var(a) => (a, k, false),
+        (Some(k), None) if var(b) => (b, k, true),
+        _ => return None,
+    };
+    let c = match (t.op(), flipped, negated) {
+        (Op::Eq, _, false) => Unary::Eq(k),
+        (Op::Eq, _, true) => Unary::Ne(k),
+        // x < k, k < x, and their negations x >= k, x <= k.
+        (Op::Lt, false, false) => Unary::Le(k.checked_sub(1)?),
+        (Op::Lt, true, false) => Unary::Ge(k.checked_add(1)?),
+        (Op::Lt, false, true) => Unary::Ge(k),
+        (Op::Lt, true, true) => Unary::Le(k),
+        // x <= k, k <= x, and their negations x > k, x < k.
+        (Op::Le, false, false) => Unary::Le(k),
+        (Op::Le, true, false) => Unary::Ge(k),
+        (Op::Le, false, true) => Unary::Ge(k.checked_add(1)?),
+        (Op::Le, true, true) => Unary::Le(k.checked_sub(1)?),
+        _ => return None,
+    };
+    Some((x.clone(), c))
+}
+
+/// Does some integer meet every comparison?
+fn satisfiable(cs: &[Unary]) -> bool {
+    let (mut lo, mut hi, mut eq) = (i64::MIN, i64::MAX, None);
+    for c in cs {
+        match *c {
+            Unary::Eq(k) => eq = Some(k),
+            Unary::Ge(k) => lo = lo.max(k),
+            Unary::Le(k) => hi = hi.min(k),
+            Unary::Ne(_) => {}
+        }
+    }
+    if let Some(v) = eq {
+        return cs.iter().all(|c| c.holds(v));
+    }
+    if lo > hi {
+        return false;
+    }
+    // Each `!=` excludes one value: more values in [lo, hi] than exclusions leave one.
+    let excluded: std::collections::BTreeSet<i64> = cs
+        .iter()
+        .filter_map(|c| match *c {
+            Unary::Ne(k) if lo <= k && k <= hi => Some(k),
+            _ => None,
+        })
+        .collect();
+    (hi as i128) - (lo as i128) + 1 > excluded.len() as i128
 }
 
 /// Remove one occurrence of `t` from the multiset `m`.
@@ -664,6 +785,44 @@ mod tests {
         d.pop();
         assert!(!d.known(&goal));
         assert_eq!(d.prove(&goal), Answer::Refuted);
+    }
+
+    #[test]
+    fn comparisons_of_one_symbol_with_literals_are_decided_by_syntax() {
+        let mut d = Decider::new(None);
+        let x = Term::var("x", Sort::Int);
+        let eq = |k: i64| Term::eq(x.clone(), Term::int(k));
+        // An `else if` chain: x is none of 0..3.
+        for k in 0..3 {
+            d.assume(Term::not(eq(k)));
+        }
+        assert_eq!(d.unary_feasible(&eq(3)), Some(true));
+        assert_eq!(d.unary_feasible(&eq(1)), Some(false));
+        assert_eq!(d.unary_feasible(&Term::not(eq(7))), Some(true));
+        // Bounds: 0 <= x <= 3 and none of 0..3 leaves x = 3 only.
+        d.push();
+        d.assume(Term::le(Term::int(0), x.clone()));
+        d.assume(Term::lt(x.clone(), Term::int(4)));
+        assert_eq!(d.unary_feasible(&eq(3)), Some(true));
+        assert_eq!(d.unary_feasible(&Term::not(eq(3))), Some(false));
+        assert_eq!(d.unary_feasible(&Term::lt(x.clone(), Term::int(3))), Some(false));
+        assert_eq!(d.unary_feasible(&Term::not(Term::le(x.clone(), Term::int(2)))), Some(true));
+        d.pop();
+        assert_eq!(d.unary_feasible(&Term::not(eq(3))), Some(true));
+        // Another symbol in an entry that mentions x: not decided.
+        let y = Term::var("y", Sort::Int);
+        d.assume(Term::lt(x.clone(), y.clone()));
+        assert_eq!(d.unary_feasible(&eq(5)), None);
+        assert_eq!(d.unary_feasible(&Term::eq(y, x)), None);
+        // Each answer agrees with the solver's.
+        let mut e = Decider::new(None);
+        e.assume(Term::le(Term::int(2), x.clone()));
+        e.assume(Term::not(eq(2)));
+        e.assume(Term::le(x.clone(), Term::int(3)));
+        for t in [eq(2), eq(3), Term::not(eq(3)), Term::lt(x.clone(), Term::int(3))] {
+            let by_syntax = e.unary_feasible(&t).expect("decided");
+            assert_eq!(by_syntax, e.check(&t) != Sat::Unsat, "{t}");
+        }
     }
 
     #[test]

@@ -353,7 +353,8 @@ impl<'p> Verifier<'p> {
                 let n = leaves.len();
                 let a = self.fresh("arm", Sort::Int);
                 let numbers: Vec<Term> = (0..n).map(|i| Term::int(i as i64)).collect();
-                let is: Vec<Term> = numbers.iter().map(|i| Term::eq(a.clone(), i.clone())).collect();
+                let is: Vec<Term> =
+                    numbers.iter().map(|i| Term::eq(a.clone(), i.clone())).collect();
                 definitions.push(Term::le(Term::int(0), a.clone()));
                 definitions.push(Term::le(a.clone(), Term::int(n as i64 - 1)));
                 definitions.push(Term::eq(a.clone(), sp.choose(&numbers)));
@@ -370,7 +371,8 @@ impl<'p> Verifier<'p> {
                         definitions.push(Term::le(x.clone(), Term::int(*hi)));
                     }
                     for (i, v) in values.iter().enumerate() {
-                        definitions.push(Term::implies(is[i].clone(), Term::eq(x.clone(), v.clone())));
+                        definitions
+                            .push(Term::implies(is[i].clone(), Term::eq(x.clone(), v.clone())));
                     }
                     x
                 })

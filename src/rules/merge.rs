@@ -270,8 +270,7 @@ fn store_values(before: &State, assigned: &[&str], arms: &[&State]) -> Option<Va
     let mut out = vec![];
     for x in assigned {
         let Some((x, _)) = before.store.get_key_value(*x) else { continue };
-        let values: Vec<Term> =
-            arms.iter().map(|a| a.get(x).cloned()).collect::<Option<_>>()?;
+        let values: Vec<Term> = arms.iter().map(|a| a.get(x).cloned()).collect::<Option<_>>()?;
         if !mergeable(&values) {
             return None;
         }

@@ -572,6 +572,9 @@ impl<'p> Verifier<'p> {
         if self.dec.assumed(cond) || self.dec.independent(cond) {
             return true;
         }
+        if let Some(answer) = self.dec.unary_feasible(cond) {
+            return answer;
+        }
         self.dec.check(cond) != crate::decider::Sat::Unsat
     }
 
