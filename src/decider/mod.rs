@@ -813,7 +813,7 @@ mod tests {
         let y = Term::var("y", Sort::Int);
         d.assume(Term::lt(x.clone(), y.clone()));
         assert_eq!(d.unary_feasible(&eq(5)), None);
-        assert_eq!(d.unary_feasible(&Term::eq(y, x)), None);
+        assert_eq!(d.unary_feasible(&Term::eq(y, x.clone())), None);
         // Each answer agrees with the solver's.
         let mut e = Decider::new(None);
         e.assume(Term::le(Term::int(2), x.clone()));
