@@ -379,6 +379,115 @@ mod tests {
         );
     }
 
+    use crate::decider::{Kind, PcEntry};
+    use crate::rules::JoinLeaf;
+
+    fn entry(t: &Term, kind: Kind) -> PcEntry {
+        PcEntry { term: t.clone(), kind }
+    }
+
+    /// The leaves of an `else if` chain on `x` of `n` arms (the last the `else`), as
+    /// `join` gives them: leaf i took `x != 0 .. x != i-1` and `x == i`, and holds
+    /// the fact `f_i`.
+    fn chain(n: usize) -> Vec<JoinLeaf<i64>> {
+        let x = int_var("x");
+        let c = |i: usize| Term::eq(x.clone(), Term::int(i as i64));
+        let fact = |i: usize| entry(&Term::eq(int_var(&format!("f{i}")), Term::int(1)), Kind::Fact);
+        (0..n)
+            .map(|i| {
+                let last = i == n - 1;
+                let mut own = vec![];
+                if i > 0 {
+                    own.push(entry(&Term::not(c(i - 1)), Kind::Branch));
+                }
+                if !last {
+                    own.push(entry(&c(i), Kind::Branch));
+                }
+                own.push(fact(i));
+                let parted = (i > 0).then(|| entry(&c(i - 1), Kind::Branch));
+                JoinLeaf { shared: i.saturating_sub(1), parted, own, value: i as i64 }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_chain_chooses_by_its_conditions_in_order() {
+        let leaves = chain(3);
+        let sp = Splits::of(&leaves).expect("a binary tree");
+        let v: Vec<Term> = (0..3).map(|i| int_var(&format!("v{i}"))).collect();
+        let x = int_var("x");
+        let c = |i: i64| Term::eq(x.clone(), Term::int(i));
+        assert_eq!(
+            sp.choose(&v),
+            Term::ite(c(0), v[0].clone(), Term::ite(c(1), v[1].clone(), v[2].clone()))
+        );
+        // Each fact once, under the one leaf that holds it; the conditions where the
+        // paths part are flagged.
+        let ranges = entry_ranges(&leaves);
+        let facts: Vec<(usize, usize)> = ranges
+            .iter()
+            .filter(|(e, ..)| e.kind == Kind::Fact)
+            .map(|&(_, lo, hi, _)| (lo, hi))
+            .collect();
+        assert_eq!(facts, vec![(0, 0), (1, 1), (2, 2)]);
+        assert!(ranges.iter().filter(|r| r.0.kind == Kind::Branch).all(|r| r.3));
+        // `x != 0` is shared by leaves 1 and 2.
+        let ne0 = Term::not(c(0));
+        assert!(ranges.iter().any(|(e, lo, hi, _)| e.term == ne0 && (*lo, *hi) == (1, 2)));
+    }
+
+    #[test]
+    fn a_node_split_three_ways_or_without_a_negation_is_no_tree() {
+        let mut leaves = chain(3);
+        // Leaf 2 parts from leaf 1 at leaf 1's depth as well: three ways at one node.
+        leaves[2].shared = 0;
+        leaves[2].parted = leaves[1].own.first().cloned();
+        leaves[2].own = vec![entry(&Term::eq(int_var("x"), Term::int(0)), Kind::Branch)];
+        assert!(Splits::of(&leaves).is_none());
+        let mut leaves = chain(2);
+        leaves[1].own[0] = entry(&Term::var("b", Sort::Bool), Kind::Branch);
+        assert!(Splits::of(&leaves).is_none(), "the sides are not c and !c");
+    }
+
+    #[test]
+    fn a_balanced_tree_chooses_by_its_nodes() {
+        // Leaves [a, b], [a, !b], [!a, c], [!a, !c].
+        let (a, b, c) =
+            (Term::var("a", Sort::Bool), Term::var("b", Sort::Bool), Term::var("c", Sort::Bool));
+        let br = |t: &Term| entry(t, Kind::Branch);
+        let leaves = vec![
+            JoinLeaf { shared: 0, parted: None, own: vec![br(&a), br(&b)], value: 0 },
+            JoinLeaf {
+                shared: 1,
+                parted: Some(br(&b)),
+                own: vec![br(&Term::not(b.clone()))],
+                value: 1,
+            },
+            JoinLeaf {
+                shared: 0,
+                parted: Some(br(&a)),
+                own: vec![br(&Term::not(a.clone())), br(&c)],
+                value: 2,
+            },
+            JoinLeaf {
+                shared: 1,
+                parted: Some(br(&c)),
+                own: vec![br(&Term::not(c.clone()))],
+                value: 3,
+            },
+        ];
+        let sp = Splits::of(&leaves).expect("a binary tree");
+        let v: Vec<Term> = (0..4).map(Term::int).collect();
+        assert_eq!(
+            sp.choose(&v),
+            Term::ite(
+                a,
+                Term::ite(b, v[0].clone(), v[1].clone()),
+                Term::ite(c, v[2].clone(), v[3].clone())
+            )
+        );
+    }
+
     #[test]
     fn locals_of_the_branches_are_dropped() {
         let c = Term::var("c", Sort::Bool);
