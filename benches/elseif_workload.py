@@ -50,7 +50,11 @@ def elseif(n, bad=False):
 
 
 def check_out(out):
-    """OUTDIR must not be inside the repository (generated programs are not committed)."""
+    """OUTDIR must not be inside the repository (generated programs are not committed),
+    nor an option or a size where the folder belongs (`--help`, `500`), which would
+    write the programs into a folder of that name."""
+    if out.startswith("-") or out.isdigit():
+        sys.exit(__doc__)
     real = os.path.realpath(out)
     if real == ROOT or real.startswith(ROOT + os.sep):
         sys.exit(f"elseif_workload.py: {out} is inside the repository; give a folder outside it")
