@@ -175,7 +175,7 @@ fn member_line<W: WriteColor>(w: &mut W, r: &MemberResult) -> io::Result<()> {
 fn stats_line<W: WriteColor>(w: &mut W, s: &Stats) -> io::Result<()> {
     writeln!(
         w,
-        "    stats: {} paths, {} branches, {} pruned, {} queries, {} pushes, {} chunks max, {} merges, {:.1} ms in Z3, {:.1} ms outside\n    ledger: {} started = {} completed + {} failed + {} pruned + {} timeout + {} merged",
+        "    stats: {} paths, {} branches, {} pruned, {} queries, {} pushes, {} chunks max, {} merges, {} axiom instances ({} to Z3), {:.1} ms in Z3, {:.1} ms outside\n    ledger: {} started = {} completed + {} failed + {} pruned + {} timeout + {} merged",
         s.paths,
         s.branches,
         s.pruned,
@@ -183,6 +183,8 @@ fn stats_line<W: WriteColor>(w: &mut W, s: &Stats) -> io::Result<()> {
         s.pushes,
         s.chunks_max,
         s.merges,
+        s.axioms,
+        s.axioms_to_z3,
         s.z3_ms,
         (s.total_ms - s.z3_ms).max(0.0),
         s.ledger.started,
