@@ -177,6 +177,18 @@ impl<'p> Verifier<'p> {
             ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Untouched(_) => {
                 self.internal(&s, e.span, "a permission in an expression")
             }
+            ExprKind::Quant(_)
+            | ExprKind::SeqLit { .. }
+            | ExprKind::SeqLen(_)
+            | ExprKind::SeqIndex { .. }
+            | ExprKind::Slice { .. }
+            | ExprKind::SeqConcat(..)
+            | ExprKind::SeqContains { .. }
+            | ExprKind::SeqUpdated { .. } => self.internal(
+                &s,
+                e.span,
+                "unsupported: quantifiers and sequences (LANGUAGE.md sections 13-14) are not verified yet",
+            ),
         }
     }
 
