@@ -41,6 +41,17 @@ impl<'p> Verifier<'p> {
             return;
         }
         stacker::maybe_grow(crate::rules::STACK_RED_ZONE, crate::rules::STACK_SEGMENT, || {
+            if !self.watch.is_empty() && self.watch.get(&e.span).is_some_and(|t| t.is_none()) {
+                // A trigger term of a quantifier being evaluated: note its term.
+                return self.eval_expr(s, e, &|v, s, t| {
+                    if let Some(slot) = v.watch.get_mut(&e.span)
+                        && slot.is_none()
+                    {
+                        *slot = Some(t.clone());
+                    }
+                    q(v, s, t)
+                });
+            }
             self.eval_expr(s, e, q)
         })
     }
@@ -177,18 +188,19 @@ impl<'p> Verifier<'p> {
             ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Untouched(_) => {
                 self.internal(&s, e.span, "a permission in an expression")
             }
-            ExprKind::Quant(_)
-            | ExprKind::SeqLit { .. }
+            ExprKind::Quant(qn) if qn.permission => self.internal(
+                &s,
+                e.span,
+                "unsupported: quantified permissions (LANGUAGE.md section 12) are not verified yet",
+            ),
+            ExprKind::Quant(qn) => self.eval_quant(s, qn, q),
+            ExprKind::SeqLit { .. }
             | ExprKind::SeqLen(_)
             | ExprKind::SeqIndex { .. }
             | ExprKind::Slice { .. }
             | ExprKind::SeqConcat(..)
             | ExprKind::SeqContains { .. }
-            | ExprKind::SeqUpdated { .. } => self.internal(
-                &s,
-                e.span,
-                "unsupported: quantifiers and sequences (LANGUAGE.md sections 13-14) are not verified yet",
-            ),
+            | ExprKind::SeqUpdated { .. } => self.eval_seq(s, e, q),
         }
     }
 
