@@ -252,10 +252,22 @@ impl Backend {
             })
             .collect();
         let mut patterns: Vec<Z3_pattern> = vec![];
+        let b = self.translate(body);
         for g in &groups {
             let terms: Vec<Z3_ast> = g.iter().map(|x| self.translate(x)).collect();
             // SAFETY: the array lives across the call.
-            if let Some(p) = unsafe { Z3_mk_pattern(c, terms.len() as u32, terms.as_ptr()) } {
+            let Some(p) = (unsafe { Z3_mk_pattern(c, terms.len() as u32, terms.as_ptr()) }) else {
+                continue;
+            };
+            // A group Z3 rejects (a term it does not accept in a pattern) is left out:
+            // fewer instances, never a wrong one.
+            // SAFETY: the arrays live across the call.
+            let accepted = unsafe {
+                Z3_mk_forall_const(c, 0, bound.len() as u32, bound.as_ptr(), 1, [p].as_ptr(), b)
+                    .is_some()
+                    && Z3_get_error_code(c) == ErrorCode::Ok
+            };
+            if accepted {
                 patterns.push(p);
             }
         }
@@ -268,7 +280,6 @@ impl Backend {
             // SAFETY: as above.
             patterns.push(ok(unsafe { Z3_mk_pattern(c, 1, [app].as_ptr()) }, "a pattern"));
         }
-        let b = self.translate(body);
         // SAFETY: the arrays live across the call; every AST is of this context.
         unsafe {
             if forall {
@@ -342,7 +353,7 @@ impl Backend {
         match t.op() {
             Op::Quant(b) => {
                 let forall = b.forall;
-                return ok(self.quantifier(t, forall), "a quantifier");
+                return ok(self.quantifier(t, forall), &format!("a quantifier {t}"));
             }
             Op::Wrap(s @ Sort::Seq(..)) => {
                 let f = self.seq_wrap(*s, true);

@@ -434,7 +434,12 @@ impl<'p> Verifier<'p> {
             return true;
         }
         match self.dec.prove(goal) {
-            Answer::Proved => true,
+            Answer::Proved => {
+                if self.dec.quantified {
+                    self.dec.assume(goal.clone());
+                }
+                true
+            }
             Answer::Refuted => {
                 self.fail(state, span, reason, what());
                 if reason == "assertion.false"

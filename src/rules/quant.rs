@@ -24,6 +24,7 @@ use crate::syntax::ast::{Expr, ExprKind, Quant, QuantKind, Span};
 impl<'p> Verifier<'p> {
     /// Evaluate the value quantifier `qn` (section 13).
     pub fn eval_quant(&mut self, s: State, qn: &'p Quant, q: Q<'_, 'p, Term>) {
+        self.dec.quantified = true;
         let mut inner = s.clone();
         let mut vars = vec![];
         for b in &qn.vars {

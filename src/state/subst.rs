@@ -96,6 +96,19 @@ impl Term {
         self.nodes_where(|t| matches!(t.op(), Op::Var(..)))
     }
 
+    /// The bound variables of the quantifiers in `self`, each once.
+    pub fn bound_vars(&self) -> Vec<Term> {
+        let mut out: Vec<Term> = vec![];
+        for q in self.nodes_where(|t| matches!(t.op(), Op::Quant(_))) {
+            for v in q.quant_parts().0 {
+                if !out.contains(v) {
+                    out.push(v.clone());
+                }
+            }
+        }
+        out
+    }
+
     /// Every application of a program function in `self`, each once.
     pub fn apps(&self) -> Vec<Term> {
         self.nodes_where(|t| matches!(t.op(), Op::App(_)))
