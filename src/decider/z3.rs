@@ -100,6 +100,14 @@ pub struct Backend {
     null: Z3_ast,
     len: Z3_func_decl,
     timeout_set: bool,
+    /// `at` of each sequence sort: an uninterpreted alias of Z3's `seq.nth`, so that
+    /// indices match triggers by E-matching (Z3 rewrites `seq.nth` terms away from
+    /// the patterns that mention them), defined by `∀ s, i {at(s, i)}. at(s, i) =
+    /// seq.nth(s, i)`.
+    seq_at: HashMap<Sort, Z3_func_decl>,
+    /// Those definitions: given with every check (as assumptions, so no solver frame
+    /// can pop them).
+    definitions: Vec<Z3_ast>,
 }
 
 impl Default for Backend {
@@ -162,6 +170,8 @@ impl Backend {
                     "len",
                 ),
                 timeout_set: false,
+                seq_at: HashMap::new(),
+                definitions: vec![],
             };
             b.set_param("model", Param::Bool(true));
 
@@ -235,6 +245,43 @@ impl Backend {
             Func { name: name.into(), domain: vec![Sort::Snap].into(), range: sort }
         };
         self.func(&f)
+    }
+
+    /// The `at` function of sequence sort `sort` (declared, with its definition, on
+    /// first use).
+    fn seq_at(&mut self, sort: Sort) -> Z3_func_decl {
+        if let Some(f) = self.seq_at.get(&sort) {
+            return *f;
+        }
+        let c = self.ctx;
+        let (zs, ze) = (self.sort(sort), self.sort(sort.seq_elem()));
+        // SAFETY: sorts, symbols and ASTs of this context; arrays live across calls.
+        unsafe {
+            let f = ok(
+                Z3_mk_func_decl(
+                    c,
+                    symbol(c, &format!("at#{sort:?}")),
+                    2,
+                    [zs, self.int].as_ptr(),
+                    ze,
+                ),
+                "at",
+            );
+            let s = ok(Z3_mk_const(c, symbol(c, "at#s"), zs), "at#s");
+            let i = ok(Z3_mk_const(c, symbol(c, "at#i"), self.int), "at#i");
+            let app = self.app(f, &[s, i]);
+            let nth = ok(Z3_mk_seq_nth(c, s, i), "seq.nth");
+            let eq = ok(Z3_mk_eq(c, app, nth), "at = nth");
+            let pat = ok(Z3_mk_pattern(c, 1, [app].as_ptr()), "a pattern");
+            let bound = [ok(Z3_to_app(c, s), "s"), ok(Z3_to_app(c, i), "i")];
+            let def = ok(
+                Z3_mk_forall_const(c, 0, 2, bound.as_ptr(), 1, [pat].as_ptr(), eq),
+                "the definition of at",
+            );
+            self.definitions.push(def);
+            self.seq_at.insert(sort, f);
+            f
+        }
     }
 
     /// A quantifier over the constants `vars` with the trigger groups `groups`; with no
@@ -421,7 +468,10 @@ impl Backend {
                 Op::SeqUnit => Z3_mk_seq_unit(c, a[0]),
                 Op::SeqConcat => Z3_mk_seq_concat(c, 2, a.as_ptr()),
                 Op::SeqLen => Z3_mk_seq_length(c, a[0]),
-                Op::SeqAt => Z3_mk_seq_nth(c, a[0], a[1]),
+                Op::SeqAt => {
+                    let at = self.seq_at(t.args()[0].sort());
+                    Some(self.app(at, &a))
+                }
                 Op::SeqExtract => Z3_mk_seq_extract(c, a[0], a[1], a[2]),
                 Op::SeqContains => Z3_mk_seq_contains(c, a[0], a[1]),
             }
@@ -486,8 +536,16 @@ impl Backend {
         let dumped = dump_dir().map(|dir| dump_query(dir, &self.smtlib(), &self.show(b)));
         let start = std::time::Instant::now();
         // SAFETY: the assumption array lives across the call.
-        let r = match unsafe { Z3_solver_check_assumptions(self.ctx, self.solver, 1, [b].as_ptr()) }
-        {
+        let mut assumptions = vec![b];
+        assumptions.extend(self.definitions.iter().copied());
+        let r = match unsafe {
+            Z3_solver_check_assumptions(
+                self.ctx,
+                self.solver,
+                assumptions.len() as u32,
+                assumptions.as_ptr(),
+            )
+        } {
             Z3_L_TRUE => Sat::Sat,
             Z3_L_FALSE => Sat::Unsat,
             // E-matching ran out of instances (no model-based instantiation): the
@@ -511,8 +569,15 @@ impl Backend {
         // SAFETY: the string is copied before the next call into Z3.
         let why = unsafe {
             let s = Z3_solver_get_reason_unknown(self.ctx, self.solver);
-            if s.is_null() { String::new() } else { CStr::from_ptr(s).to_string_lossy().into_owned() }
+            if s.is_null() {
+                String::new()
+            } else {
+                CStr::from_ptr(s).to_string_lossy().into_owned()
+            }
         };
+        if std::env::var_os("IDF_DEBUG_UNKNOWN").is_some() {
+            eprintln!("unknown: {why}");
+        }
         why.contains("incomplete")
     }
 

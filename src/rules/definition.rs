@@ -602,11 +602,8 @@ impl<'p> Verifier<'p> {
 fn skolemize(t: &Term, formals: &[Term], name: &str) -> Term {
     // A quantifier's bound variables are not unknowns of the translation.
     let bound = t.bound_vars();
-    let foreign: Vec<Term> = t
-        .symbols()
-        .into_iter()
-        .filter(|x| !formals.contains(x) && !bound.contains(x))
-        .collect();
+    let foreign: Vec<Term> =
+        t.symbols().into_iter().filter(|x| !formals.contains(x) && !bound.contains(x)).collect();
     if foreign.is_empty() {
         return t.clone();
     }

@@ -33,8 +33,8 @@ pub mod ghost;
 pub mod info;
 pub mod ledger;
 pub mod merge;
-pub mod quant;
 pub mod produce;
+pub mod quant;
 pub mod show;
 
 use crate::decider::{Answer, Decider};

@@ -109,6 +109,11 @@ impl Term {
         out
     }
 
+    /// Does no conditional (`ite`) occur in `self`?
+    pub fn nodes_ite_free(&self) -> bool {
+        self.nodes_where(|t| matches!(t.op(), Op::Ite | Op::Quant(_))).is_empty()
+    }
+
     /// Every application of a program function in `self`, each once.
     pub fn apps(&self) -> Vec<Term> {
         self.nodes_where(|t| matches!(t.op(), Op::App(_)))

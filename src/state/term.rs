@@ -676,10 +676,9 @@ impl Term {
         match s.op() {
             Op::SeqEmpty(_) => Term::int(0),
             Op::SeqUnit => Term::int(1),
-            Op::SeqConcat => Term::add(
-                Term::seq_len(s.args()[0].clone()),
-                Term::seq_len(s.args()[1].clone()),
-            ),
+            Op::SeqConcat => {
+                Term::add(Term::seq_len(s.args()[0].clone()), Term::seq_len(s.args()[1].clone()))
+            }
             Op::SeqExtract => s.args()[2].clone(),
             _ => mk(Op::SeqLen, Sort::Int, vec![s]),
         }
@@ -698,7 +697,11 @@ impl Term {
                 let (a, b) = (s.args()[0].clone(), s.args()[1].clone());
                 let la = Term::seq_len(a.clone());
                 if let (Some(n), Some(k)) = (la.as_int(), i.as_int()) {
-                    return if k < n { Term::seq_at(a, i) } else { Term::seq_at(b, Term::int(k - n)) };
+                    return if k < n {
+                        Term::seq_at(a, i)
+                    } else {
+                        Term::seq_at(b, Term::int(k - n))
+                    };
                 }
                 let left = Term::seq_at(a, i.clone());
                 let right = Term::seq_at(b, Term::sub(i.clone(), la.clone()));
