@@ -117,6 +117,7 @@ impl<'p> Verifier<'p> {
             let back = State { heap: opened.heap, old: opened.old, store: store.clone() };
             v.open_nesting -= 1;
             v.after_ghost(&chunk.value);
+            v.last_opened = Some(chunk.value.clone());
             q(v, back, ());
             v.open_nesting += 1;
         });
