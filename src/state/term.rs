@@ -722,8 +722,31 @@ impl Term {
         }
         mk(Op::SeqExtract, sort, vec![s, offset, len])
     }
+    /// `contains(s, seq(x))` (membership), pushed through the constructors:
+    /// `seq(y)` contains `x` iff `x = y`, a concatenation iff either part does.
     pub fn seq_contains(s: Term, sub: Term) -> Term {
+        if let Op::SeqUnit = sub.op() {
+            let x = sub.args()[0].clone();
+            match s.op() {
+                Op::SeqEmpty(_) => return Term::ff(),
+                Op::SeqUnit => return Term::eq(s.args()[0].clone(), x),
+                Op::SeqConcat => {
+                    let (a, b) = (s.args()[0].clone(), s.args()[1].clone());
+                    return Term::or(
+                        Term::seq_contains(a, sub.clone()),
+                        Term::seq_contains(b, sub),
+                    );
+                }
+                _ => {}
+            }
+        }
         mk(Op::SeqContains, Sort::Bool, vec![s, sub])
+    }
+
+    /// A term built as given, without folding (for the solver's axioms of an
+    /// operation, which folding would turn into `true`).
+    pub fn raw(op: Op, sort: Sort, args: Vec<Term>) -> Term {
+        mk(op, sort, args)
     }
 }
 
