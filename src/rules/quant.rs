@@ -71,6 +71,9 @@ impl<'p> Verifier<'p> {
             }
         }
         self.assume_bound_facts(&leaves, &vars, &groups);
+        if qn.kind == QuantKind::Exists {
+            self.mention_ground_terms(&leaves, &vars);
+        }
         let mut it = leaves.iter().rev();
         let last = it.next().map(|l| l.value.clone()).unwrap_or_else(Term::tt);
         let body =
@@ -128,6 +131,26 @@ impl<'p> Verifier<'p> {
                 {
                     self.dec.assume_derived(t);
                 }
+            }
+        }
+    }
+
+    /// The reads and applications in an `exists` body that mention no bound symbol
+    /// are terms of the path (`int m = a[0];` then `exists k :: .. a[k] == m`): they
+    /// are made known to the solver as ground terms (an uninterpreted `mention`
+    /// predicate holds of them, which says nothing), so they can instantiate the
+    /// negated body's triggers.
+    fn mention_ground_terms(&mut self, leaves: &[Leaf<Term>], vars: &[Term]) {
+        for l in leaves {
+            let mut found = vec![];
+            ground_reads(&l.value, vars, &mut found);
+            for t in found {
+                let f = crate::state::term::Func {
+                    name: format!("mention#{:?}", t.sort()).into(),
+                    domain: vec![t.sort()].into(),
+                    range: Sort::Bool,
+                };
+                self.dec.assume(Term::app(&f, vec![t]));
             }
         }
     }
@@ -293,6 +316,22 @@ fn pattern_terms(t: &Term, vars: &[Term], out: &mut Vec<Term>) {
     }
     for a in t.args() {
         pattern_terms(a, vars, out);
+    }
+}
+
+/// The largest reads (array, sequence) and pure applications in `t` without a bound
+/// symbol.
+fn ground_reads(t: &Term, vars: &[Term], out: &mut Vec<Term>) {
+    let syms = t.symbols();
+    let bound = vars.iter().any(|x| syms.contains(x));
+    if !bound {
+        if matches!(t.op(), Op::Select | Op::SeqAt | Op::App(_)) && !out.contains(t) {
+            out.push(t.clone());
+        }
+        return;
+    }
+    for a in t.args() {
+        ground_reads(a, vars, out);
     }
 }
 
