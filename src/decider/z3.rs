@@ -51,6 +51,8 @@ fn wrap_variant(s: Sort) -> usize {
         Sort::Arr(Elem::Bool) => 6,
         Sort::Arr(Elem::Ref) => 7,
         Sort::Snap => 1,
+        // Sequences are wrapped by uninterpreted functions (`Backend::seq_wrap`).
+        Sort::Seq(..) => 1,
     }
 }
 
@@ -98,6 +100,36 @@ pub struct Backend {
     null: Z3_ast,
     len: Z3_func_decl,
     timeout_set: bool,
+    /// `at` of each sequence sort: an uninterpreted alias of Z3's `seq.nth`, so that
+    /// indices match triggers by E-matching (Z3 rewrites `seq.nth` terms away from
+    /// the patterns that mention them), defined by `∀ s, i {at(s, i)}. at(s, i) =
+    /// seq.nth(s, i)`.
+    seq_at: HashMap<Sort, Z3_func_decl>,
+    /// Those definitions, and the axioms of each sequence sort: given with every check
+    /// (as assumptions, so no solver frame can pop them).
+    definitions: Vec<Z3_ast>,
+    /// The sequence sorts whose axioms are in `definitions`.
+    seq_axiomatized: Vec<Sort>,
+}
+
+/// The functions of an axiomatized sequence sort.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SeqFn {
+    Empty,
+    Unit,
+    Concat,
+    Len,
+    At,
+    Extract,
+    Contains,
+    Equal,
+}
+
+/// `IDF_Z3_SEQ=1` (a developer's switch, for measuring): sequences in Z3's own
+/// sequence theory instead of the axiomatized sorts (README, "Sequences").
+fn native_sequences() -> bool {
+    static NATIVE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *NATIVE.get_or_init(|| std::env::var_os("IDF_Z3_SEQ").is_some_and(|v| v == "1"))
 }
 
 impl Default for Backend {
@@ -127,6 +159,13 @@ impl Backend {
         // SAFETY: a new context, configured and given an error handler before use; every
         // object made below belongs to it.
         unsafe {
+            // E-matching only (LANGUAGE.md section 13): no model-based quantifier
+            // instantiation, in every context this process makes.
+            static GLOBAL: std::sync::Once = std::sync::Once::new();
+            GLOBAL.call_once(|| {
+                let (k, v) = (c"smt.mbqi", c"false");
+                Z3_global_param_set(k.as_ptr(), v.as_ptr());
+            });
             let cfg = ok(Z3_mk_config(), "a configuration");
             let ctx = ok(Z3_mk_context(cfg), "a context");
             Z3_del_config(cfg);
@@ -153,8 +192,12 @@ impl Backend {
                     "len",
                 ),
                 timeout_set: false,
+                seq_at: HashMap::new(),
+                definitions: vec![],
+                seq_axiomatized: vec![],
             };
             b.set_param("model", Param::Bool(true));
+
             // Ctrl-C is the driver's (it stops the run); Z3 must not turn it into a
             // query's `unknown` (a reported timeout).
             b.set_param("ctrl_c", Param::Bool(false));
@@ -206,6 +249,416 @@ impl Backend {
                 // SAFETY: sorts of this context.
                 ok(unsafe { Z3_mk_array_sort(self.ctx, self.int, elem) }, "an array sort")
             }
+            Sort::Seq(..) if native_sequences() => {
+                let elem = self.sort(s.seq_elem());
+                // SAFETY: sorts of this context.
+                ok(unsafe { Z3_mk_seq_sort(self.ctx, elem) }, "a sequence sort")
+            }
+            // An uninterpreted sort per sequence sort (the same name gives the same
+            // sort in one context), with the axioms of `seq_axioms`.
+            Sort::Seq(..) => ok(
+                unsafe { Z3_mk_uninterpreted_sort(self.ctx, symbol(self.ctx, &format!("{s:?}"))) },
+                "a sequence sort",
+            ),
+        }
+    }
+
+    /// `fromSeq`/`toSeq` of a sequence sort: uninterpreted functions between it and
+    /// Snap (the Snap datatype has no variant per sequence sort; `Term::unwrap` folds
+    /// `toSeq(fromSeq(s))` syntactically, which is all the rules rely on).
+    fn seq_wrap(&mut self, sort: Sort, wrap: bool) -> Z3_func_decl {
+        let name = format!("{}{sort:?}", if wrap { "from" } else { "to" });
+        let f = if wrap {
+            Func { name: name.into(), domain: vec![sort].into(), range: Sort::Snap }
+        } else {
+            Func { name: name.into(), domain: vec![Sort::Snap].into(), range: sort }
+        };
+        self.func(&f)
+    }
+
+    /// An operation on axiomatized sequences: the application of its function
+    /// (membership takes the element, not the unit sequence the term holds).
+    fn seq_function(&mut self, t: &Term, a: &[Z3_ast]) -> Z3_ast {
+        let (sort, which) = match t.op() {
+            Op::SeqEmpty(s) => (*s, SeqFn::Empty),
+            Op::SeqUnit => (t.sort(), SeqFn::Unit),
+            Op::SeqConcat => (t.sort(), SeqFn::Concat),
+            Op::SeqLen => (t.args()[0].sort(), SeqFn::Len),
+            Op::SeqAt => (t.args()[0].sort(), SeqFn::At),
+            Op::SeqExtract => (t.sort(), SeqFn::Extract),
+            _ => (t.args()[0].sort(), SeqFn::Contains),
+        };
+        let f = self.seq_decl(sort, which);
+        if which == SeqFn::Contains {
+            let sub = &t.args()[1];
+            if let Op::SeqUnit = sub.op() {
+                let x = self.translate(&sub.args()[0]);
+                return self.app(f, &[a[0], x]);
+            }
+            // `contains(s, t)` for a `t` that is not a unit: the rules never build it
+            // (the smart constructor sees units); an unknown value keeps it sound.
+            let g = Func {
+                name: format!("subseq#{sort:?}").into(),
+                domain: vec![sort, sort].into(),
+                range: Sort::Bool,
+            };
+            let d = self.func(&g);
+            return self.app(d, a);
+        }
+        self.app(f, a)
+    }
+
+    /// The function `which` of the axiomatized sequence sort `sort`; the first use of
+    /// the sort adds its axioms to `definitions`.
+    fn seq_decl(&mut self, sort: Sort, which: SeqFn) -> Z3_func_decl {
+        let e = sort.seq_elem();
+        let func = |name: &str, domain: Vec<Sort>, range: Sort| Func {
+            name: format!("{name}#{sort:?}").into(),
+            domain: domain.into(),
+            range,
+        };
+        let f = match which {
+            SeqFn::Empty => func("empty", vec![], sort),
+            SeqFn::Unit => func("unit", vec![e], sort),
+            SeqFn::Concat => func("concat", vec![sort, sort], sort),
+            SeqFn::Len => func("len", vec![sort], Sort::Int),
+            SeqFn::At => func("at", vec![sort, Sort::Int], e),
+            SeqFn::Extract => func("extract", vec![sort, Sort::Int, Sort::Int], sort),
+            SeqFn::Contains => func("contains", vec![sort, e], Sort::Bool),
+            SeqFn::Equal => func("equal", vec![sort, sort], Sort::Bool),
+        };
+        let d = self.func(&f);
+        if !self.seq_axiomatized.contains(&sort) {
+            self.seq_axiomatized.push(sort);
+            self.seq_axioms(sort);
+        }
+        d
+    }
+
+    /// The laws of finite sequences for `sort` (Dafny's and Viper's axioms, each with
+    /// its triggers), added to `definitions`.
+    fn seq_axioms(&mut self, sort: Sort) {
+        let e = sort.seq_elem();
+        let tag = format!("{sort:?}");
+        let var = |n: &str, s: Sort| Term::var(&format!("{n}#{tag}"), s);
+        let (a, b, x, i, o, n) = (
+            var("a", sort),
+            var("b", sort),
+            var("x", e),
+            var("i", Sort::Int),
+            var("o", Sort::Int),
+            var("n", Sort::Int),
+        );
+        let len = |s: &Term| Term::raw(Op::SeqLen, Sort::Int, vec![s.clone()]);
+        let at = |s: &Term, k: &Term| Term::raw(Op::SeqAt, e, vec![s.clone(), k.clone()]);
+        let unit = Term::raw(Op::SeqUnit, sort, vec![x.clone()]);
+        let cat = Term::raw(Op::SeqConcat, sort, vec![a.clone(), b.clone()]);
+        let ext = Term::raw(Op::SeqExtract, sort, vec![a.clone(), o.clone(), n.clone()]);
+        let empty = Term::raw(Op::SeqEmpty(sort), sort, vec![]);
+        let zero = Term::int(0);
+        let in_range = |k: &Term, s: &Term| {
+            Term::and(Term::le(zero.clone(), k.clone()), Term::lt(k.clone(), len(s)))
+        };
+        let fits = Term::and_all(vec![
+            Term::le(zero.clone(), o.clone()),
+            Term::le(zero.clone(), n.clone()),
+            Term::le(Term::add(o.clone(), n.clone()), len(&a)),
+        ]);
+        let q = |vars: Vec<&Term>, trig: Vec<Vec<Term>>, body: Term| {
+            Term::quant(true, vars.into_iter().cloned().collect(), trig, body)
+        };
+        let equal = Term::raw(Op::Eq, Sort::Bool, vec![a.clone(), b.clone()]);
+        let member = Term::raw(Op::SeqContains, Sort::Bool, vec![a.clone(), unit.clone()]);
+        let axioms = vec![
+            Term::raw(Op::Eq, Sort::Bool, vec![len(&empty), zero.clone()]),
+            q(vec![&a], vec![vec![len(&a)]], Term::le(zero.clone(), len(&a))),
+            q(
+                vec![&a],
+                vec![vec![len(&a)]],
+                Term::implies(
+                    Term::raw(Op::Eq, Sort::Bool, vec![len(&a), zero.clone()]),
+                    Term::raw(Op::Eq, Sort::Bool, vec![a.clone(), empty.clone()]),
+                ),
+            ),
+            q(
+                vec![&x],
+                vec![vec![unit.clone()]],
+                Term::and(
+                    Term::raw(Op::Eq, Sort::Bool, vec![len(&unit), Term::int(1)]),
+                    Term::raw(Op::Eq, Sort::Bool, vec![at(&unit, &zero), x.clone()]),
+                ),
+            ),
+            q(
+                vec![&a, &b],
+                vec![vec![cat.clone()]],
+                Term::raw(Op::Eq, Sort::Bool, vec![len(&cat), Term::add(len(&a), len(&b))]),
+            ),
+            q(
+                vec![&a, &b, &i],
+                vec![vec![at(&cat, &i)]],
+                Term::raw(
+                    Op::Eq,
+                    Sort::Bool,
+                    vec![
+                        at(&cat, &i),
+                        Term::ite(
+                            Term::lt(i.clone(), len(&a)),
+                            at(&a, &i),
+                            at(&b, &Term::sub(i.clone(), len(&a))),
+                        ),
+                    ],
+                ),
+            ),
+            q(
+                vec![&a, &o, &n],
+                vec![vec![ext.clone()]],
+                Term::implies(
+                    fits.clone(),
+                    Term::raw(Op::Eq, Sort::Bool, vec![len(&ext), n.clone()]),
+                ),
+            ),
+            q(
+                vec![&a, &o, &n, &i],
+                vec![vec![at(&ext, &i)]],
+                Term::implies(
+                    Term::and(
+                        fits,
+                        Term::and(
+                            Term::le(zero.clone(), i.clone()),
+                            Term::lt(i.clone(), n.clone()),
+                        ),
+                    ),
+                    Term::raw(
+                        Op::Eq,
+                        Sort::Bool,
+                        vec![at(&ext, &i), at(&a, &Term::add(o.clone(), i.clone()))],
+                    ),
+                ),
+            ),
+            // Extensionality: equal iff same length and elements.
+            q(
+                vec![&a, &b],
+                vec![vec![equal.clone()]],
+                Term::raw(
+                    Op::Eq,
+                    Sort::Bool,
+                    vec![
+                        equal.clone(),
+                        Term::and(
+                            Term::raw(Op::Eq, Sort::Bool, vec![len(&a), len(&b)]),
+                            q(
+                                vec![&i],
+                                vec![vec![at(&a, &i)], vec![at(&b, &i)]],
+                                Term::implies(
+                                    in_range(&i, &a),
+                                    Term::raw(Op::Eq, Sort::Bool, vec![at(&a, &i), at(&b, &i)]),
+                                ),
+                            ),
+                        ),
+                    ],
+                ),
+            ),
+            // Membership: some index holds it.
+            q(
+                vec![&a, &x],
+                vec![vec![member.clone()]],
+                Term::raw(
+                    Op::Eq,
+                    Sort::Bool,
+                    vec![
+                        member.clone(),
+                        Term::quant(
+                            false,
+                            vec![i.clone()],
+                            vec![vec![at(&a, &i)]],
+                            Term::and(
+                                in_range(&i, &a),
+                                Term::raw(Op::Eq, Sort::Bool, vec![at(&a, &i), x.clone()]),
+                            ),
+                        ),
+                    ],
+                ),
+            ),
+            // Membership through the constructors (E-matching modulo equalities finds a
+            // `contains` of a sequence known equal to a literal).
+            q(
+                vec![&a, &b, &x],
+                vec![vec![Term::raw(Op::SeqContains, Sort::Bool, vec![cat.clone(), unit.clone()])]],
+                Term::raw(
+                    Op::Eq,
+                    Sort::Bool,
+                    vec![
+                        Term::raw(Op::SeqContains, Sort::Bool, vec![cat.clone(), unit.clone()]),
+                        Term::or(
+                            Term::raw(Op::SeqContains, Sort::Bool, vec![a.clone(), unit.clone()]),
+                            Term::raw(Op::SeqContains, Sort::Bool, vec![b.clone(), unit.clone()]),
+                        ),
+                    ],
+                ),
+            ),
+            q(
+                vec![&var("y", e), &x],
+                vec![vec![Term::raw(
+                    Op::SeqContains,
+                    Sort::Bool,
+                    vec![Term::raw(Op::SeqUnit, sort, vec![var("y", e)]), unit.clone()],
+                )]],
+                Term::raw(
+                    Op::Eq,
+                    Sort::Bool,
+                    vec![
+                        Term::raw(
+                            Op::SeqContains,
+                            Sort::Bool,
+                            vec![Term::raw(Op::SeqUnit, sort, vec![var("y", e)]), unit.clone()],
+                        ),
+                        Term::raw(Op::Eq, Sort::Bool, vec![var("y", e), x.clone()]),
+                    ],
+                ),
+            ),
+            Term::quant(
+                true,
+                vec![x.clone()],
+                vec![vec![Term::raw(
+                    Op::SeqContains,
+                    Sort::Bool,
+                    vec![empty.clone(), unit.clone()],
+                )]],
+                Term::not(Term::raw(
+                    Op::SeqContains,
+                    Sort::Bool,
+                    vec![empty.clone(), unit.clone()],
+                )),
+            ),
+        ];
+        for ax in &axioms {
+            let d = self.translate(ax);
+            self.definitions.push(d);
+        }
+        // Extensional equality is equality: `equal(a, b) ⇒ a = b` (the `=` of the
+        // sort, which `Op::Eq` on sequences does not translate to).
+        let c = self.ctx;
+        let (za, zb) = (self.translate(&a), self.translate(&b));
+        let ze = self.translate(&equal);
+        // SAFETY: ASTs of this context; arrays live across the calls.
+        unsafe {
+            let eq = ok(Z3_mk_eq(c, za, zb), "=");
+            let imp = ok(Z3_mk_implies(c, ze, eq), "=>");
+            let pat = ok(Z3_mk_pattern(c, 1, [ze].as_ptr()), "a pattern");
+            let bound = [ok(Z3_to_app(c, za), "a"), ok(Z3_to_app(c, zb), "b")];
+            let ax =
+                ok(Z3_mk_forall_const(c, 0, 2, bound.as_ptr(), 1, [pat].as_ptr(), imp), "an axiom");
+            self.definitions.push(ax);
+        }
+    }
+
+    /// The `at` function of sequence sort `sort` (declared, with its definition, on
+    /// first use).
+    fn seq_at(&mut self, sort: Sort) -> Z3_func_decl {
+        if let Some(f) = self.seq_at.get(&sort) {
+            return *f;
+        }
+        let c = self.ctx;
+        let (zs, ze) = (self.sort(sort), self.sort(sort.seq_elem()));
+        // SAFETY: sorts, symbols and ASTs of this context; arrays live across calls.
+        unsafe {
+            let f = ok(
+                Z3_mk_func_decl(
+                    c,
+                    symbol(c, &format!("at#{sort:?}")),
+                    2,
+                    [zs, self.int].as_ptr(),
+                    ze,
+                ),
+                "at",
+            );
+            let s = ok(Z3_mk_const(c, symbol(c, "at#s"), zs), "at#s");
+            let i = ok(Z3_mk_const(c, symbol(c, "at#i"), self.int), "at#i");
+            let app = self.app(f, &[s, i]);
+            let nth = ok(Z3_mk_seq_nth(c, s, i), "seq.nth");
+            let eq = ok(Z3_mk_eq(c, app, nth), "at = nth");
+            let pat = ok(Z3_mk_pattern(c, 1, [app].as_ptr()), "a pattern");
+            let bound = [ok(Z3_to_app(c, s), "s"), ok(Z3_to_app(c, i), "i")];
+            let def = ok(
+                Z3_mk_forall_const(c, 0, 2, bound.as_ptr(), 1, [pat].as_ptr(), eq),
+                "the definition of at",
+            );
+            self.definitions.push(def);
+            self.seq_at.insert(sort, f);
+            f
+        }
+    }
+
+    /// A quantifier over the constants `vars` with the trigger groups `groups`; with no
+    /// group, a pattern no ground term matches (an uninterpreted function applied to
+    /// the bound variables, which occurs nowhere else), so Z3 never instantiates it.
+    fn quantifier(&mut self, t: &Term, forall: bool) -> Option<Z3_ast> {
+        let (vars, groups, body) = t.quant_parts();
+        let c = self.ctx;
+        let bound: Vec<Z3_app> = vars
+            .iter()
+            .map(|v| {
+                let a = self.translate(v);
+                // SAFETY: a constant of this context.
+                ok(unsafe { Z3_to_app(c, a) }, "a bound variable")
+            })
+            .collect();
+        let mut patterns: Vec<Z3_pattern> = vec![];
+        let b = self.translate(body);
+        for g in &groups {
+            // Z3 accepts no conditional in a pattern (it warns and drops the group).
+            if g.iter().any(|x| !x.nodes_ite_free()) {
+                continue;
+            }
+            let terms: Vec<Z3_ast> = g.iter().map(|x| self.translate(x)).collect();
+            // SAFETY: the array lives across the call.
+            let Some(p) = (unsafe { Z3_mk_pattern(c, terms.len() as u32, terms.as_ptr()) }) else {
+                continue;
+            };
+            // A group Z3 rejects (a term it does not accept in a pattern) is left out:
+            // fewer instances, never a wrong one.
+            // SAFETY: the arrays live across the call.
+            let accepted = unsafe {
+                Z3_mk_forall_const(c, 0, bound.len() as u32, bound.as_ptr(), 1, [p].as_ptr(), b)
+                    .is_some()
+                    && Z3_get_error_code(c) == ErrorCode::Ok
+            };
+            if accepted {
+                patterns.push(p);
+            }
+        }
+        if patterns.is_empty() {
+            let dom: Vec<Sort> = vars.iter().map(|v| v.sort()).collect();
+            let f = Func { name: "no$trigger".into(), domain: dom.into(), range: Sort::Bool };
+            let d = self.func(&f);
+            let args: Vec<Z3_ast> = vars.iter().map(|v| self.translate(v)).collect();
+            let app = self.app(d, &args);
+            // SAFETY: as above.
+            patterns.push(ok(unsafe { Z3_mk_pattern(c, 1, [app].as_ptr()) }, "a pattern"));
+        }
+        // SAFETY: the arrays live across the call; every AST is of this context.
+        unsafe {
+            if forall {
+                Z3_mk_forall_const(
+                    c,
+                    0,
+                    bound.len() as u32,
+                    bound.as_ptr(),
+                    patterns.len() as u32,
+                    patterns.as_ptr(),
+                    b,
+                )
+            } else {
+                Z3_mk_exists_const(
+                    c,
+                    0,
+                    bound.len() as u32,
+                    bound.as_ptr(),
+                    patterns.len() as u32,
+                    patterns.as_ptr(),
+                    b,
+                )
+            }
         }
     }
 
@@ -253,6 +706,23 @@ impl Backend {
         if let Some(d) = self.shape_test(t) {
             return d;
         }
+        match t.op() {
+            Op::Quant(b) => {
+                let forall = b.forall;
+                return ok(self.quantifier(t, forall), &format!("a quantifier {t}"));
+            }
+            Op::Wrap(s @ Sort::Seq(..)) => {
+                let f = self.seq_wrap(*s, true);
+                let a = self.translate(&t.args()[0]);
+                return self.app(f, &[a]);
+            }
+            Op::Unwrap(s @ Sort::Seq(..)) => {
+                let f = self.seq_wrap(*s, false);
+                let a = self.translate(&t.args()[0]);
+                return self.app(f, &[a]);
+            }
+            _ => {}
+        }
         let a: Vec<Z3_ast> = t.args().iter().map(|x| self.translate(x)).collect();
         let c = self.ctx;
         let v = &self.variants;
@@ -283,6 +753,10 @@ impl Backend {
                 Op::Neg => Z3_mk_unary_minus(c, a[0]),
                 Op::Lt => Z3_mk_lt(c, a[0], a[1]),
                 Op::Le => Z3_mk_le(c, a[0], a[1]),
+                Op::Eq if matches!(t.args()[0].sort(), Sort::Seq(..)) && !native_sequences() => {
+                    let f = self.seq_decl(t.args()[0].sort(), SeqFn::Equal);
+                    Some(self.app(f, &a))
+                }
                 Op::Eq => Z3_mk_eq(c, a[0], a[1]),
                 Op::Not => Z3_mk_not(c, a[0]),
                 Op::And => Z3_mk_and(c, a.len() as u32, a.as_ptr()),
@@ -302,6 +776,24 @@ impl Backend {
                 Op::Select => Z3_mk_select(c, a[0], a[1]),
                 Op::Store => Z3_mk_store(c, a[0], a[1], a[2]),
                 Op::ConstArr(_) => Z3_mk_const_array(c, self.int, a[0]),
+                Op::Quant(_) => unreachable!("translated above"),
+                Op::SeqEmpty(s) if native_sequences() => Z3_mk_seq_empty(c, self.sort(*s)),
+                Op::SeqUnit if native_sequences() => Z3_mk_seq_unit(c, a[0]),
+                Op::SeqConcat if native_sequences() => Z3_mk_seq_concat(c, 2, a.as_ptr()),
+                Op::SeqLen if native_sequences() => Z3_mk_seq_length(c, a[0]),
+                Op::SeqAt if native_sequences() => {
+                    let at = self.seq_at(t.args()[0].sort());
+                    Some(self.app(at, &a))
+                }
+                Op::SeqExtract if native_sequences() => Z3_mk_seq_extract(c, a[0], a[1], a[2]),
+                Op::SeqContains if native_sequences() => Z3_mk_seq_contains(c, a[0], a[1]),
+                Op::SeqEmpty(_)
+                | Op::SeqUnit
+                | Op::SeqConcat
+                | Op::SeqLen
+                | Op::SeqAt
+                | Op::SeqExtract
+                | Op::SeqContains => Some(self.seq_function(t, &a)),
             }
         };
         ok(r, "a term")
@@ -364,10 +856,21 @@ impl Backend {
         let dumped = dump_dir().map(|dir| dump_query(dir, &self.smtlib(), &self.show(b)));
         let start = std::time::Instant::now();
         // SAFETY: the assumption array lives across the call.
-        let r = match unsafe { Z3_solver_check_assumptions(self.ctx, self.solver, 1, [b].as_ptr()) }
-        {
+        let mut assumptions = vec![b];
+        assumptions.extend(self.definitions.iter().copied());
+        let r = match unsafe {
+            Z3_solver_check_assumptions(
+                self.ctx,
+                self.solver,
+                assumptions.len() as u32,
+                assumptions.as_ptr(),
+            )
+        } {
             Z3_L_TRUE => Sat::Sat,
             Z3_L_FALSE => Sat::Unsat,
+            // E-matching ran out of instances (no model-based instantiation): the
+            // query is not proved, and nothing timed out (LANGUAGE.md section 13).
+            _ if self.incomplete() => Sat::Sat,
             _ => Sat::Unknown,
         };
         if let Some(path) = dumped {
@@ -378,6 +881,24 @@ impl Backend {
                 .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
         }
         r
+    }
+
+    /// Did the last `unknown` come from incompleteness (quantifiers, sequences) rather
+    /// than a limit?
+    fn incomplete(&self) -> bool {
+        // SAFETY: the string is copied before the next call into Z3.
+        let why = unsafe {
+            let s = Z3_solver_get_reason_unknown(self.ctx, self.solver);
+            if s.is_null() {
+                String::new()
+            } else {
+                CStr::from_ptr(s).to_string_lossy().into_owned()
+            }
+        };
+        if std::env::var_os("IDF_DEBUG_UNKNOWN").is_some() {
+            crate::say!("unknown: {why}");
+        }
+        why.contains("incomplete")
     }
 
     /// Values of `terms` in a model of the assertions plus `t` (for counterexamples),

@@ -19,6 +19,7 @@ impl Term {
             | Op::Bool(_)
             | Op::Class(..)
             | Op::Null
+            | Op::SeqEmpty(_)
             | Op::Unit => {
                 // Leaves have no arguments; `substitute` handles symbols itself.
                 match op {
@@ -28,6 +29,7 @@ impl Term {
                     Op::Bool(b) => Term::bool(*b),
                     Op::Null => Term::null(),
                     Op::Class(i, n) => Term::class(*i, n),
+                    Op::SeqEmpty(s) => Term::seq_empty(*s),
                     _ => Term::unit(),
                 }
             }
@@ -55,6 +57,24 @@ impl Term {
             Op::Select => Term::select(a(0), a(1)),
             Op::Store => Term::store(a(0), a(1), a(2)),
             Op::ConstArr(e) => Term::const_arr(*e, a(0)),
+            Op::Quant(b) => {
+                // Arguments: bound variables, trigger groups, body.
+                let n = b.nvars as usize;
+                let mut at = n;
+                let mut groups = vec![];
+                for &g in b.groups.iter() {
+                    groups.push(args[at..at + g as usize].to_vec());
+                    at += g as usize;
+                }
+                let body = args[args.len() - 1].clone();
+                Term::quant(b.forall, args[..n].to_vec(), groups, body)
+            }
+            Op::SeqUnit => Term::seq_unit(a(0)).unwrap_or_else(|| a(0)),
+            Op::SeqConcat => Term::seq_concat(a(0), a(1)),
+            Op::SeqLen => Term::seq_len(a(0)),
+            Op::SeqAt => Term::seq_at(a(0), a(1)),
+            Op::SeqExtract => Term::seq_extract(a(0), a(1), a(2)),
+            Op::SeqContains => Term::seq_contains(a(0), a(1)),
         }
     }
 
@@ -74,6 +94,24 @@ impl Term {
     /// The symbols occurring in `self`, each once, in first-seen order.
     pub fn symbols(&self) -> Vec<Term> {
         self.nodes_where(|t| matches!(t.op(), Op::Var(..)))
+    }
+
+    /// The bound variables of the quantifiers in `self`, each once.
+    pub fn bound_vars(&self) -> Vec<Term> {
+        let mut out: Vec<Term> = vec![];
+        for q in self.nodes_where(|t| matches!(t.op(), Op::Quant(_))) {
+            for v in q.quant_parts().0 {
+                if !out.contains(v) {
+                    out.push(v.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Does no conditional (`ite`) occur in `self`?
+    pub fn nodes_ite_free(&self) -> bool {
+        self.nodes_where(|t| matches!(t.op(), Op::Ite | Op::Quant(_))).is_empty()
     }
 
     /// Every application of a program function in `self`, each once.
@@ -112,12 +150,38 @@ fn reintern(t: &Term, memo: &mut TermMap<u64, Term>) -> Term {
     r
 }
 
+/// A new name for a bound variable, unique in the process (`i@1'7`).
+fn fresh_bound(name: &str) -> String {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let base = name.split('\'').next().unwrap_or(name);
+    format!("{base}'{n}")
+}
+
 fn subst(t: &Term, map: &TermMap<Term, Term>, memo: &mut TermMap<u64, Term>) -> Term {
     if let Some(r) = memo.get(&t.id()) {
         return r.clone();
     }
     let r = if let Op::Var(..) = t.op() {
         map.get(t).cloned().unwrap_or_else(|| t.clone())
+    } else if let Op::Quant(b) = t.op() {
+        // Capture-avoiding: when substitution changes a quantifier, its bound
+        // variables get new names first (a value put in may hold a symbol of the same
+        // name: a definition's bound `i@1` and a caller's local `i@1`).
+        let args: Vec<Term> = t.args().iter().map(|a| subst(a, map, memo)).collect();
+        if args.iter().zip(t.args()).all(|(a, b)| a == b) {
+            t.clone()
+        } else {
+            let mut inner = map.clone();
+            for v in &t.args()[..b.nvars as usize] {
+                if let Op::Var(name, sort) = v.op() {
+                    inner.insert(v.clone(), Term::var(&fresh_bound(name), *sort));
+                }
+            }
+            let mut memo2 = TermMap::default();
+            let args: Vec<Term> = t.args().iter().map(|a| subst(a, &inner, &mut memo2)).collect();
+            Term::rebuild(t.op(), t.sort(), args)
+        }
     } else if t.args().is_empty() {
         t.clone()
     } else {
