@@ -16,6 +16,8 @@
 //! verdict and prints how many programs it took, `DIFF_FUZZ_SAVE_FALSE=1` writes the
 //! programs of false alarms to `target/differential/` too).
 
+#[path = "differential/families.rs"]
+mod families;
 #[path = "differential/replay_check.rs"]
 mod replay_check;
 #[path = "differential/shapes.rs"]

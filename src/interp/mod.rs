@@ -112,7 +112,13 @@ pub(crate) struct Interp<'p> {
     depth: Rc<Cell<u32>>,
     /// Per member: does its activation need its entry state (`old`, `untouched`)?
     needs_old: HashMap<MemberRef, bool>,
+    /// The pure calls (member, receiver and arguments) whose `ensures` is being
+    /// checked: a call met again inside is not checked again (`eval::checked_ensures`).
+    pub(crate) checking: std::cell::RefCell<Vec<EnsuresKey>>,
 }
+
+/// A pure call whose `ensures` is being checked: the member and its locals, sorted.
+pub(crate) type EnsuresKey = (MemberRef, Vec<(String, Value)>);
 
 /// Leaves one level of nesting when dropped.
 pub(crate) struct DepthGuard(Rc<Cell<u32>>);
@@ -151,6 +157,7 @@ impl<'p> Interp<'p> {
             steps: Rc::new(Cell::new(0)),
             depth: Rc::new(Cell::new(0)),
             needs_old,
+            checking: Default::default(),
         }
     }
 
@@ -182,6 +189,30 @@ impl<'p> Interp<'p> {
         self.prog.classes.get(m.class).and_then(|c| c.members.get(m.member))
     }
 
+    /// Is `m` a member of an interface (a signature without a body)?
+    pub fn is_abstract(&self, m: MemberRef) -> bool {
+        self.layout.is_interface.get(m.class).copied().unwrap_or(false)
+    }
+
+    /// Dynamic dispatch (LANGUAGE.md section 10): the member of the receiver's class
+    /// that a call of the interface member `m` on `recv` runs (a predicate family's
+    /// instance for that class). `m` itself when it is a class's member; `None` when
+    /// the receiver is not an object of a class that has such a member.
+    pub fn dispatch(&self, heap: &Heap, m: MemberRef, recv: Option<&Value>) -> Option<MemberRef> {
+        if !self.is_abstract(m) {
+            return Some(m);
+        }
+        let name = &self.member(m)?.name.name;
+        let ci = Layout::class_of(heap, recv?)?;
+        if self.layout.is_interface.get(ci).copied().unwrap_or(true) {
+            return None;
+        }
+        let mi = self.prog.classes[ci].members.iter().position(|x| {
+            &x.name.name == name && x.kind != crate::syntax::ast::MemberKind::Field
+        })?;
+        Some(MemberRef { class: ci, member: mi })
+    }
+
     pub fn needs_old(&self, m: MemberRef) -> bool {
         self.needs_old.get(&m).copied().unwrap_or(true)
     }
@@ -207,6 +238,9 @@ impl<'p> Interp<'p> {
         };
         if m.params.len() != inputs.args.len() {
             return Err(Stop::Rejected("wrong number of inputs".into()));
+        }
+        if self.is_abstract(member) {
+            return Err(Stop::Rejected("an interface's member has no body to run".into()));
         }
         let mut bag = Bag::default();
         let this = match m.kind {

@@ -734,5 +734,7 @@ impl Gen {
 
 /// The program of one seed.
 pub fn generate(seed: u64) -> String {
-    Gen::new(seed).program()
+    let mut s = Gen::new(seed).program();
+    s.push_str(&super::families::Fam::new(seed).program());
+    s
 }
