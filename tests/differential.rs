@@ -419,3 +419,16 @@ fn verified_test_programs_never_fail_concretely() {
     eprintln!("{} files, {} runs", files.len(), checked.load(Ordering::Relaxed));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// `DIFF_FUZZ_FAMILY=<family>` (`dispatch`, `ensures`, `nested`, `ctor`, `chains`,
+/// `sorted`, `trees`) with `DIFF_FUZZ_PRINT=<seed>` prints one program of that family
+/// alone (`tests/differential/families.rs`).
+#[test]
+fn print_family() {
+    if let (Ok(name), Some(seed)) = (std::env::var("DIFF_FUZZ_FAMILY"), env("DIFF_FUZZ_PRINT")) {
+        match families::Fam::new(seed).one(&name) {
+            Some(src) => println!("{src}"),
+            None => panic!("no family `{name}`"),
+        }
+    }
+}

@@ -115,6 +115,10 @@ pub(crate) struct Interp<'p> {
     /// The pure calls (member, receiver and arguments) whose `ensures` is being
     /// checked: a call met again inside is not checked again (`eval::checked_ensures`).
     pub(crate) checking: std::cell::RefCell<Vec<EnsuresKey>>,
+    /// The predicate instances being produced or closed, outermost first: meeting one
+    /// again inside its own unfolding (`predicate loop() { return loop(); }`, or two
+    /// that hold each other) would never end (`assertion::unfolding`).
+    pub(crate) unfolding: std::cell::RefCell<Vec<(MemberRef, Vec<Value>)>>,
 }
 
 /// A pure call whose `ensures` is being checked: the member and its locals, sorted.
@@ -158,6 +162,7 @@ impl<'p> Interp<'p> {
             depth: Rc::new(Cell::new(0)),
             needs_old,
             checking: Default::default(),
+            unfolding: Default::default(),
         }
     }
 
