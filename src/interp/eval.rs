@@ -317,7 +317,9 @@ impl<'p> Interp<'p> {
                 let pcx = Cx { heap: cx.heap, view: &view, locals: &locals, old: None };
                 let ctx = Ctx { id: "override.unsound", call: None };
                 self.checked_ensures(target, &locals, || {
-                    self.check_all(&pcx, &m.ensures).map(|_| ()).map_err(|s| s.in_assertion(ctx, cm))
+                    self.check_all(&pcx, &m.ensures)
+                        .map(|_| ())
+                        .map_err(|s| s.in_assertion(ctx, cm))
                 })?;
             }
             return Ok(result);
@@ -371,7 +373,9 @@ impl<'p> Interp<'p> {
             let pcx = Cx { heap, view: &view, locals: &locals, old: None };
             let ctx = Ctx { id: "postcondition.violated", call: None };
             self.checked_ensures(target, &locals, || {
-                self.check_all(&pcx, &m.ensures).map(|_| ()).map_err(|s| s.in_assertion(ctx, target))
+                self.check_all(&pcx, &m.ensures)
+                    .map(|_| ())
+                    .map_err(|s| s.in_assertion(ctx, target))
             })?;
         }
         Ok(result)

@@ -75,11 +75,11 @@ impl Fam {
         xs[self.rng.below(xs.len())]
     }
 
-    /// Families for one program: one or two of them, or (rarely) none.
-    pub fn program(&mut self) -> String {
+    /// Families for one program: with probability `percent`, one or two of them.
+    pub fn program(&mut self, percent: u64) -> String {
         let n = match self.below(10) {
-            0 => 0,
-            1..=6 => 1,
+            _ if !self.chance(percent) => 0,
+            0..=6 => 1,
             _ => 2,
         };
         let mut s = String::new();
@@ -131,21 +131,29 @@ impl Fam {
         // The interface's facts about q: maybe `!b ==> result == Z` (true of A and B only
         // when za == zb == Z), maybe `b ==> result >= lo` (true when ka, kb >= 0).
         let mut q_ens = vec![];
+        let mut i_z = None;
         if self.chance(35) {
             let z = if self.chance(70) { za } else { zb };
+            i_z = Some(z);
             q_ens.push(format!("!b ==> result == {}", num(z)));
         }
-        if self.chance(30) {
+        let i_lo = self.chance(30);
+        if i_lo {
             q_ens.push(format!("b ==> result >= {}", num(lo)));
         }
         let q_ens: String = q_ens.iter().map(|e| format!(" ensures {e};")).collect();
         let mut s = format!("interface {i} {{\n  predicate valid();\n");
         s.push_str(&format!("  pure int q(bool b) requires b ==> valid();{q_ens}\n"));
         if with_r {
-            s.push_str(&format!("  pure int r() requires valid(); ensures result >= {};\n", num(lo)));
+            s.push_str(&format!(
+                "  pure int r() requires valid(); ensures result >= {};\n",
+                num(lo)
+            ));
         }
+        let mut set_exact = false;
         if with_set {
-            let post = if self.chance(80) { "r() == v" } else { "r() >= v" };
+            set_exact = self.chance(80);
+            let post = if set_exact { "r() == v" } else { "r() >= v" };
             s.push_str(&format!(
                 "  void set(int v) requires valid() && v >= {}; ensures valid() && {post};\n",
                 num(lo)
@@ -185,7 +193,8 @@ impl Fam {
             }
             if with_set {
                 let upd = if val == "y" { "y = v; w = v + 1;" } else { "x = v;" };
-                let upd = if self.chance(15) { format!("{upd} {val} = {val} + 1;") } else { upd.into() };
+                let upd =
+                    if self.chance(15) { format!("{upd} {val} = {val} + 1;") } else { upd.into() };
                 s.push_str(&format!("  void set(int v) {{ {upd} }}\n"));
             }
             let init = if val == "y" { "y = v; w = v + 1;" } else { "x = v;" };
@@ -232,11 +241,15 @@ impl Fam {
             // Calls through the interface on paths where the condition holds or not.
             match self.below(4) {
                 0 => body.push_str("    int w = o.q(b);\n"),
-                1 => body.push_str("    int w = 0;\n    if (b) { w = o.q(true); } else { w = o.q(false); }\n"),
+                1 => body.push_str(
+                    "    int w = 0;\n    if (b) { w = o.q(true); } else { w = o.q(false); }\n",
+                ),
                 2 => body.push_str("    if (b) { int u = o.q(b); }\n    int w = o.q(false);\n"),
-                _ => body.push_str("    int w = o.q(b);\n    if (!b) { int u = o.q(b); w = w + u - u; }\n"),
+                _ => body.push_str(
+                    "    int w = o.q(b);\n    if (!b) { int u = o.q(b); w = w + u - u; }\n",
+                ),
             }
-            if with_set && self.chance(40) {
+            if set_exact && self.chance(40) {
                 body.push_str(&format!(
                     "    if (v + 1 >= {}) {{ o.set(v + 1); assert o.r() == {}; }}\n",
                     num(lo),
@@ -265,9 +278,11 @@ impl Fam {
         // A client of an object of unknown class, holding the family instance under
         // the condition.
         let g = self.pick(&["b", "!b"]);
+        // Only the interface's `ensures` is known of an object of unknown class.
         let fact = match self.below(3) {
-            0 => format!("!b ==> w == {}", num(za + self.off())),
-            1 => format!("w >= {}", num(lo + self.off())),
+            0 if i_z.is_some() => format!("!b ==> w == {}", num(i_z.unwrap_or(0) + self.off())),
+            1 if i_lo => format!("b ==> w >= {}", num(lo + self.off())),
+            2 => "false".into(),
             _ => "true".into(),
         };
         s.push_str(&format!(
@@ -480,7 +495,11 @@ impl Fam {
         // Clients on the path where the condition is false.
         let mut m = 0;
         if self_loop {
-            let fact = if self.chance(40) { "false".into() } else { format!("v == {}", num(b + self.off())) };
+            let fact = if self.chance(40) {
+                "false".into()
+            } else {
+                format!("v == {}", num(b + self.off()))
+            };
             let req = self.pick(&["requires !b;", ""]);
             let body = if req.is_empty() {
                 format!("    if (!b) {{\n      int v = h(b);\n      assert {fact};\n    }}\n")
@@ -491,7 +510,11 @@ impl Fam {
             m += 1;
         }
         if mutual {
-            let fact = if self.chance(40) { "false".into() } else { format!("v == {}", num(a + self.off())) };
+            let fact = if self.chance(40) {
+                "false".into()
+            } else {
+                format!("v == {}", num(a + self.off()))
+            };
             s.push_str(&format!(
                 "  static void m{m}(bool b) requires !b;\n  {{\n    int v = h2(b);\n    assert {fact};\n  }}\n"
             ));
@@ -513,7 +536,9 @@ impl Fam {
             "  void set(int v) requires outer() && v >= {}; ensures outer() && {set_post}; {{ {upd} }}\n",
             num(lo)
         ));
-        let mut body = format!("    {q} o = new {q}();\n    o.x = v;\n    close o.inner();\n    close o.outer();\n");
+        let mut body = format!(
+            "    {q} o = new {q}();\n    o.x = v;\n    close o.inner();\n    close o.outer();\n"
+        );
         let mut fact = format!("o.go() == {}", plus("v", a + self.off()));
         if two && self.chance(60) {
             body.push_str("    close o.outer2();\n");
@@ -624,18 +649,34 @@ impl Fam {
         for j in 0..n {
             let head = if j == 0 { "    if" } else { " else if" };
             if returns {
-                body.push_str(&format!("{head} (x == {}) {{ return {}; }}", num(keys[j]), num(vals[j])));
+                body.push_str(&format!(
+                    "{head} (x == {}) {{ return {}; }}",
+                    num(keys[j]),
+                    num(vals[j])
+                ));
             } else {
-                body.push_str(&format!("{head} (x == {}) {{ r = {}; }}", num(keys[j]), num(vals[j])));
+                body.push_str(&format!(
+                    "{head} (x == {}) {{ r = {}; }}",
+                    num(keys[j]),
+                    num(vals[j])
+                ));
             }
             if j % 4 == 3 {
                 body.push_str("\n   ");
             }
         }
-        let pick_ens = format!("result >= {}", num(min + self.off().min(0)));
+        // pick's contract: its value (through the pure chain) or only a bound.
+        let exact = self.chance(70);
+        let pick_ens = if exact {
+            format!("result == {}", plus("pp(x)", if self.chance(85) { 0 } else { self.off() }))
+        } else {
+            format!("result >= {}", num(min + self.off().min(0)))
+        };
         if returns {
             body.push_str(&format!(" else {{ return {}; }}\n", num(vals[n])));
-            s.push_str(&format!("  static int pick(int x) ensures {pick_ens};\n  {{\n{body}  }}\n"));
+            s.push_str(&format!(
+                "  static int pick(int x) ensures {pick_ens};\n  {{\n{body}  }}\n"
+            ));
         } else {
             body.push_str(&format!(" else {{ r = {}; }}\n", num(vals[n])));
             s.push_str(&format!(
@@ -660,24 +701,25 @@ impl Fam {
             1 => format!("y < {} ==> r == 0", num(thr[0] + self.off())),
             _ => format!("y >= {} ==> r == {m}", num(thr[m - 1] + self.off())),
         };
-        s.push_str(&format!("  static int steps(int y)\n  {{\n{body}    assert {fact};\n    return r;\n  }}\n"));
+        s.push_str(&format!(
+            "  static int steps(int y)\n  {{\n{body}    assert {fact};\n    return r;\n  }}\n"
+        ));
         // Clients.
         let j = self.below(n);
         let f1 = match self.below(3) {
             0 => format!("pp({}) == {}", num(keys[j]), num(vals[j] + self.off())),
-            1 => format!("pick({}) == pp({})", num(keys[j]), num(keys[j])),
+            1 if exact => format!("r == {}", num(vals[j] + self.off())),
             _ => format!("pp(x) >= {}", num(min + self.off())),
-        };
-        let f1 = if f1.starts_with("pick") {
-            format!("{} == {}", "r", num(vals[j] + self.off()))
-        } else {
-            f1
         };
         s.push_str(&format!(
             "  static void m0(int x) {{\n    int r = pick({});\n    assert {f1};\n  }}\n",
             num(keys[j])
         ));
-        let f2 = format!("r == {}", plus("pp(x)", self.off()));
+        let f2 = if exact {
+            format!("r == {}", plus("pp(x)", self.off()))
+        } else {
+            format!("r >= {}", num(min + self.off().min(0)))
+        };
         s.push_str(&format!(
             "  static void m1(int x) {{\n    int r = pick(x);\n    assert {f2};\n  }}\n"
         ));
@@ -696,7 +738,8 @@ impl Fam {
         s.push_str(&format!(
             "  static predicate seg({c} a) {{\n    return a != null ==> acc(a.val) && acc(a.next) && seg(a.next) &&\n      (a.next != null ==> a.val {le} (opening seg(a.next) in a.next.val));\n  }}\n"
         ));
-        let cnt_ens = if self.chance(60) { " ensures result >= 0;" } else { "" };
+        let nonneg = self.chance(60);
+        let cnt_ens = if nonneg { " ensures result >= 0;" } else { "" };
         s.push_str(&format!(
             "  static pure int count({c} a) requires seg(a);{cnt_ens}\n  {{ return a == null ? 0 : (opening seg(a) in 1 + count(a.next)); }}\n"
         ));
@@ -705,7 +748,8 @@ impl Fam {
         ));
         // link2: C1's shape, right or wrong by a constant.
         let d = self.off();
-        let which = self.below(3);
+        // `count(a) >= 2` needs `count`'s `ensures result >= 0` (induction).
+        let which = self.below(if nonneg { 3 } else { 2 });
         let post = match which {
             0 => format!("seg(a) && count(a) == {}", plus("old(count(rest))", 2 + d)),
             1 => format!("seg(a) && head(a) == {}", plus("old(a.val)", d)),
@@ -736,10 +780,9 @@ impl Fam {
             ));
             prev = format!("x{j}");
         }
-        let fact = match self.below(4) {
-            0 => format!("count(x0) == {}", n as i64 + self.off()),
-            1 => format!("head(x0) == {}", plus("v", self.off())),
-            2 if n > 1 => format!("count(x0) == {}", plus("count(x1)", 1 + self.off())),
+        let fact = match self.below(5) {
+            0 | 1 => format!("count(x0) == {}", n as i64 + self.off()),
+            2 | 3 => format!("head(x0) == {}", plus("v", self.off())),
             _ => "false".into(),
         };
         s.push_str(&format!("  static void build(int v)\n  {{\n{body}    assert {fact};\n"));
@@ -814,7 +857,11 @@ impl Fam {
             free.push((format!("a{j}"), depth));
         }
         let (x, dx) = free[self.below(free.len())].clone();
-        let fact = if self.chance(10) { "false".into() } else { format!("depth({x}) == {}", dx + self.off()) };
+        let fact = if self.chance(10) {
+            "false".into()
+        } else {
+            format!("depth({x}) == {}", dx + self.off())
+        };
         s.push_str(&format!("  static void client()\n  {{\n{body}    assert {fact};\n  }}\n"));
         s.push_str("}\n");
         s
