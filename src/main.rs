@@ -149,7 +149,7 @@ fn merge_main(args: Vec<std::ffi::OsString>) -> i32 {
     }
     let mut docs = vec![];
     for f in &files {
-        match std::fs::read(f) {
+        match read_shard(f) {
             Ok(bytes) => docs.push((f.display().to_string(), bytes)),
             Err(e) => {
                 eprintln!("error: cannot read `{}`: {e}", f.display());
@@ -164,6 +164,26 @@ fn merge_main(args: Vec<std::ffi::OsString>) -> i32 {
             2
         }
     }
+}
+
+/// A shard document: a regular file (a FIFO or a device would block or never end),
+/// read on the handle that was checked.
+fn read_shard(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let mut file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = vec![];
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 fn parse_timeout(s: &str) -> Result<f64, String> {
