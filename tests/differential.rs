@@ -236,13 +236,15 @@ fn campaign(
     let unsound = Mutex::new(Vec::new());
     let first = Mutex::new(None::<usize>);
     let progress = std::env::var("DIFF_FUZZ_PROGRESS").is_ok();
+    // `DIFF_FUZZ_START` continues a campaign: programs `start..start + n` of the seed.
+    let start = env("DIFF_FUZZ_START").unwrap_or(0) as usize;
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
             s.spawn(|| {
                 with_big_stack(|| {
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= n || halt.load(Ordering::Relaxed) {
+                        let i = start + next.fetch_add(1, Ordering::Relaxed);
+                        if i >= start + n || halt.load(Ordering::Relaxed) {
                             break;
                         }
                         let seed = splitmix(base ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
@@ -254,6 +256,10 @@ fn campaign(
                         }
                         drop(tot);
                         if !found.is_empty() {
+                            // Written at once: a long run stopped early keeps them.
+                            for u in &found {
+                                eprintln!("{}\n  program written to {}", u.report, save(u));
+                            }
                             let mut f = first.lock().unwrap();
                             if f.is_none_or(|x| i < x) {
                                 *f = Some(i);

@@ -273,8 +273,16 @@ impl<'p> Interp<'p> {
             }
             MemberKind::Pure => {
                 let heap = self.heap.clone();
-                self.produce_all(&heap, &m.requires, &mut bag, &locals)
-                    .map_err(|e| e.not_wellformed(member))?;
+                let this = locals.get("this").cloned();
+                let own = self
+                    .produce_all(&heap, &m.requires, &mut bag, &locals)
+                    .map_err(|e| e.not_wellformed(member));
+                if let Err(Stop::Rejected(why)) = own {
+                    // The interface's precondition may hold where the class's does not.
+                    self.refines(member, &heap, this, &inputs.args)?;
+                    return Err(Stop::Rejected(why));
+                }
+                own?;
                 let Body::Return(body) = &m.body else { return Ok(()) };
                 let view = [&bag];
                 let cx = Cx { heap: &heap, view: &view, locals: &locals, old: None };
@@ -282,7 +290,10 @@ impl<'p> Interp<'p> {
                 locals.insert("result".into(), r);
                 let cx = Cx { heap: &heap, view: &view, locals: &locals, old: None };
                 let ctx = Ctx { id: "postcondition.violated", call: None };
-                self.check_all(&cx, &m.ensures).map(|_| ()).map_err(|e| e.in_assertion(ctx, member))
+                self.check_all(&cx, &m.ensures)
+                    .map(|_| ())
+                    .map_err(|e| e.in_assertion(ctx, member))?;
+                self.refines(member, &heap, this, &inputs.args)
             }
             MemberKind::Method | MemberKind::Constructor => {
                 let heap = self.heap.clone();
@@ -294,6 +305,62 @@ impl<'p> Interp<'p> {
                 Ok(())
             }
         }
+    }
+}
+
+impl Interp<'_> {
+    /// A class's pure method with a contract of its own, run from a state that
+    /// satisfies the precondition of an interface member it implements: its own
+    /// precondition must hold there and the interface's `ensures` of its result, or it
+    /// does not refine that member (`override.unsound`, LANGUAGE.md section 10). States
+    /// the interface's precondition rejects are not judged.
+    fn refines(
+        &self,
+        member: MemberRef,
+        heap: &Heap,
+        this: Option<Value>,
+        args: &[Value],
+    ) -> R<()> {
+        let Some(m) = self.member(member) else { return Ok(()) };
+        if m.inherits.is_some() || m.kind != MemberKind::Pure {
+            return Ok(());
+        }
+        let Body::Return(body) = &m.body else { return Ok(()) };
+        let interfaces: Vec<usize> = (0..self.layout.implementers.len())
+            .filter(|&i| {
+                self.layout.is_interface[i] && self.layout.implementers[i].contains(&member.class)
+            })
+            .collect();
+        for i in interfaces {
+            let Some(mi) = self.prog.classes[i]
+                .members
+                .iter()
+                .position(|x| x.kind == MemberKind::Pure && x.name.name == m.name.name)
+            else {
+                continue;
+            };
+            let im = MemberRef { class: i, member: mi };
+            let Some(imem) = self.member(im) else { continue };
+            let mut ilocals = self.callee_locals(im, this.clone(), args);
+            let mut given = Bag::default();
+            match self.produce_all(heap, &imem.requires, &mut given, &ilocals) {
+                Ok(()) => {}
+                Err(Stop::OutOfSteps) => return Err(Stop::OutOfSteps),
+                Err(_) => continue,
+            }
+            let ctx = Ctx { id: "override.unsound", call: None };
+            let locals = self.callee_locals(member, this.clone(), args);
+            let view = [&given];
+            let cx = Cx { heap, view: &view, locals: &locals, old: None };
+            let got = self.check_all(&cx, &m.requires).map_err(|e| e.in_assertion(ctx, member))?;
+            let bview = [&got.bag];
+            let bcx = Cx { heap, view: &bview, locals: &locals, old: None };
+            let r = self.eval(&bcx, body).map_err(|e| e.not_wellformed(member))?;
+            ilocals.insert("result".into(), r);
+            let icx = Cx { heap, view: &view, locals: &ilocals, old: None };
+            self.check_all(&icx, &imem.ensures).map_err(|e| e.in_assertion(ctx, member))?;
+        }
+        Ok(())
     }
 }
 

@@ -571,7 +571,8 @@ impl Fam {
             format!("f == {}", plus(&format!("{old_f} + a"), d1)),
             format!("g == {}", plus(old_g, d2)),
         ];
-        if self.chance(40) {
+        let nx_post = self.chance(40);
+        if nx_post {
             post.push("nx == old(nx)".into());
         }
         if with_valid {
@@ -599,7 +600,11 @@ impl Fam {
             match self.below(3) {
                 0 => format!("o.f == {}", plus("a", c1 + self.off())),
                 1 => format!("o.g == {}", num(c2 + self.off())),
-                _ => format!("o.nx == null && o.f - o.g == {}", plus("a", c1 - c2 + self.off())),
+                // The caller knows `nx` only if the constructor says it.
+                _ if nx_post => {
+                    format!("o.nx == null && o.f - o.g == {}", plus("a", c1 - c2 + self.off()))
+                }
+                _ => format!("o.f - o.g == {}", plus("a", c1 - c2 + self.off())),
             }
         };
         s.push_str(&format!(
