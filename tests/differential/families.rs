@@ -49,7 +49,7 @@ fn plus(e: &str, d: i64) -> String {
 
 impl Fam {
     pub fn new(seed: u64) -> Fam {
-        Fam { rng: Rng(seed ^ 0x00fa_3171_e5_20), k: 0 }
+        Fam { rng: Rng(seed ^ 0x00fa_3171_e520), k: 0 }
     }
 
     fn chance(&mut self, p: u64) -> bool {
