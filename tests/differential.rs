@@ -16,6 +16,8 @@
 //! verdict and prints how many programs it took, `DIFF_FUZZ_SAVE_FALSE=1` writes the
 //! programs of false alarms to `target/differential/` too).
 
+#[path = "differential/families.rs"]
+mod families;
 #[path = "differential/replay_check.rs"]
 mod replay_check;
 #[path = "differential/shapes.rs"]
@@ -98,8 +100,12 @@ fn member_name(p: &Program, m: MemberRef) -> String {
 }
 
 /// Verify every member of one program and run the verified ones concretely.
-fn check_program(index: usize, seed: u64, runs: usize) -> (Tally, Vec<Unsound>) {
-    let src = shapes::generate(seed);
+fn check_program(index: usize, seed: u64, runs: usize, fam: u64) -> (Tally, Vec<Unsound>) {
+    // `DIFF_FUZZ_FAMILY` checks programs of one family of `families.rs` alone.
+    let src = match std::env::var("DIFF_FUZZ_FAMILY") {
+        Ok(name) => families::Fam::new(seed).one(&name).expect("DIFF_FUZZ_FAMILY names a family"),
+        Err(_) => shapes::generate(seed, fam),
+    };
     let mut t = Tally { programs: 1, ..Tally::default() };
     let program = match front_end(&src) {
         Ok(p) => p,
@@ -222,6 +228,7 @@ fn campaign(
     jobs: usize,
     runs: usize,
     stop: bool,
+    fam: u64,
 ) -> (Tally, Vec<Unsound>, Option<usize>) {
     let next = AtomicUsize::new(0);
     let halt = AtomicBool::new(false);
@@ -229,17 +236,19 @@ fn campaign(
     let unsound = Mutex::new(Vec::new());
     let first = Mutex::new(None::<usize>);
     let progress = std::env::var("DIFF_FUZZ_PROGRESS").is_ok();
+    // `DIFF_FUZZ_START` continues a campaign: programs `start..start + n` of the seed.
+    let start = env("DIFF_FUZZ_START").unwrap_or(0) as usize;
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
             s.spawn(|| {
                 with_big_stack(|| {
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= n || halt.load(Ordering::Relaxed) {
+                        let i = start + next.fetch_add(1, Ordering::Relaxed);
+                        if i >= start + n || halt.load(Ordering::Relaxed) {
                             break;
                         }
                         let seed = splitmix(base ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
-                        let (t, found) = check_program(i, seed, runs);
+                        let (t, found) = check_program(i, seed, runs, fam);
                         let mut tot = total.lock().unwrap();
                         tot.add(&t);
                         if progress && tot.programs % 100 == 0 {
@@ -247,6 +256,10 @@ fn campaign(
                         }
                         drop(tot);
                         if !found.is_empty() {
+                            // Written at once: a long run stopped early keeps them.
+                            for u in &found {
+                                eprintln!("{}\n  program written to {}", u.report, save(u));
+                            }
                             let mut f = first.lock().unwrap();
                             if f.is_none_or(|x| i < x) {
                                 *f = Some(i);
@@ -285,11 +298,15 @@ fn summarize(t: &Tally, found: &[Unsound]) -> String {
     out
 }
 
+/// How often (percent) a CI program carries families of `families.rs`.
+const CI_FAMILIES: u64 = 25;
+
 /// CI: a fixed set of seeds, in a debug build, in well under a minute.
 #[test]
 fn verified_members_never_fail_concretely() {
     let n = env("DIFF_FUZZ_CI_N").unwrap_or(120) as usize;
-    let (t, found, _) = campaign(0xd1ff_5eed, n, 2, 12, false);
+    // A quarter of the programs carry families (`families.rs`), so that CI keeps its time.
+    let (t, found, _) = campaign(0xd1ff_5eed, n, 2, 12, false, CI_FAMILIES);
     let summary = summarize(&t, &found);
     eprintln!("{summary}");
     assert!(found.is_empty(), "{summary}");
@@ -305,7 +322,8 @@ fn differential_campaign() {
     let jobs = env("DIFF_FUZZ_JOBS").unwrap_or(2) as usize;
     let runs = env("DIFF_FUZZ_RUNS").unwrap_or(20) as usize;
     let stop = env("DIFF_FUZZ_STOP").is_some();
-    let (t, found, first) = campaign(base, n, jobs, runs, stop);
+    let fam = env("DIFF_FUZZ_FAMILIES").unwrap_or(90);
+    let (t, found, first) = campaign(base, n, jobs, runs, stop, fam);
     let summary = summarize(&t, &found);
     println!("{summary}");
     if let Some(i) = first {
@@ -319,8 +337,8 @@ fn differential_campaign() {
 fn generator_is_well_typed_and_deterministic() {
     for i in 0..200u64 {
         let seed = splitmix(i);
-        let src = shapes::generate(seed);
-        assert_eq!(src, shapes::generate(seed));
+        let src = shapes::generate(seed, 100);
+        assert_eq!(src, shapes::generate(seed, 100));
         if let Err(e) = front_end(&src) {
             panic!("seed {seed:#x}:\n{src}\n{e:?}");
         }
@@ -331,7 +349,7 @@ fn generator_is_well_typed_and_deterministic() {
 #[test]
 fn print_program() {
     if let Some(seed) = env("DIFF_FUZZ_PRINT") {
-        println!("{}", shapes::generate(seed));
+        println!("{}", shapes::generate(seed, env("DIFF_FUZZ_FAMILIES").unwrap_or(90)));
     }
 }
 
@@ -416,4 +434,17 @@ fn verified_test_programs_never_fail_concretely() {
     let problems = problems.into_inner().unwrap();
     eprintln!("{} files, {} runs", files.len(), checked.load(Ordering::Relaxed));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// `DIFF_FUZZ_FAMILY=<family>` (`dispatch`, `ensures`, `nested`, `ctor`, `chains`,
+/// `sorted`, `trees`) with `DIFF_FUZZ_PRINT=<seed>` prints one program of that family
+/// alone (`tests/differential/families.rs`).
+#[test]
+fn print_family() {
+    if let (Ok(name), Some(seed)) = (std::env::var("DIFF_FUZZ_FAMILY"), env("DIFF_FUZZ_PRINT")) {
+        match families::Fam::new(seed).one(&name) {
+            Some(src) => println!("{src}"),
+            None => panic!("no family `{name}`"),
+        }
+    }
 }

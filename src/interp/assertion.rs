@@ -200,6 +200,37 @@ impl<'p> Interp<'p> {
         let Some(body) = self.body_of(p) else {
             return Err(Stop::Rejected(super::exec::UNDISPATCHED.into()));
         };
+        // Closing an instance that needs itself closed first never ends: no verdict.
+        self.unfolding(p, args, Stop::OutOfSteps, || self.close_body(heap, p, body, args, h2))
+    }
+
+    /// Run `f` with the instance `p(args)` marked as being unfolded; `again` if it
+    /// already is (an unfolding that reaches its own instance has no finite end).
+    fn unfolding<T>(
+        &self,
+        p: MemberRef,
+        args: &[Value],
+        again: Stop,
+        f: impl FnOnce() -> R<T>,
+    ) -> R<T> {
+        let key = (p, args.to_vec());
+        if self.unfolding.borrow().contains(&key) {
+            return Err(again);
+        }
+        self.unfolding.borrow_mut().push(key);
+        let r = f();
+        self.unfolding.borrow_mut().pop();
+        r
+    }
+
+    fn close_body(
+        &self,
+        heap: &Heap,
+        p: MemberRef,
+        body: &'p Expr,
+        args: &[Value],
+        h2: &mut Bag,
+    ) -> R<Consumed> {
         let locals = self.pred_locals(p, args);
         let before = h2.clone();
         let view = [&before];
@@ -341,8 +372,13 @@ impl<'p> Interp<'p> {
                 let mut inner = Bag::default();
                 {
                     let outer2: Vec<&Bag> = outer.iter().copied().chain([&*target]).collect();
-                    self.produce(heap, body, &mut inner, &outer2, &pl)
-                        .map_err(|s| s.not_wellformed(p))?;
+                    // An instance met again inside its own unfolding has no finite
+                    // model: no input state holds it.
+                    let again = Stop::Rejected("a predicate instance that holds itself".into());
+                    self.unfolding(p, &args, again, || {
+                        self.produce(heap, body, &mut inner, &outer2, &pl)
+                            .map_err(|s| s.not_wellformed(p))
+                    })?;
                 }
                 target.preds.push(Instance { pred: p, args, contents: inner });
                 Ok(())

@@ -258,7 +258,12 @@ impl<'p> Interp<'p> {
         for a in args {
             vals.push(self.eval(cx, a)?);
         }
-        Ok((*t, vals))
+        // A predicate family's instance is the receiver's class's predicate.
+        let t = match self.dispatch(cx.heap, *t, vals.first()) {
+            Some(c) if matches!(recv, CallRecv::Expr(_)) => c,
+            _ => *t,
+        };
+        Ok((t, vals))
     }
 
     /// `opening e.q(a) in ..`: the instance must be held (directly or folded).
@@ -300,25 +305,118 @@ impl<'p> Interp<'p> {
         if m.kind != MemberKind::Pure {
             return raw("internal.error", call.span, "not a pure method");
         }
-        let mut locals = self.callee_locals(target, recv, &args);
+        let mut locals = self.callee_locals(target, recv.clone(), &args);
         let ccx = Cx { heap: cx.heap, view: cx.view, locals: &locals, old: None };
         let mut h2 = flatten(cx.view);
         let mut got = super::assertion::Consumed::default();
         self.consume_all(&ccx, &m.requires, &mut h2, &mut got)
             .map_err(|s| s.via_call(call.span))?;
+        if self.is_abstract(target) {
+            // Dynamically bound (LANGUAGE.md section 10): the class's pure method runs
+            // in the state the interface's precondition gave; its precondition must
+            // follow from the interface's, and the interface's `ensures` must hold of
+            // its result, or the class's member is not a refinement (`override.unsound`).
+            let Some(cm) = self.dispatch(cx.heap, target, recv.as_ref()) else {
+                return Err(Stop::Rejected(super::exec::UNDISPATCHED.into()));
+            };
+            let view = [&got.bag];
+            let icx = Cx { heap: cx.heap, view: &view, locals: &locals, old: None };
+            let result = self.pure_call_in(&icx, cm, recv, args, call)?;
+            if !m.ensures.is_empty() {
+                locals.insert("result".into(), result.clone());
+                let pcx = Cx { heap: cx.heap, view: &view, locals: &locals, old: None };
+                let ctx = Ctx { id: "override.unsound", call: None };
+                self.checked_ensures(target, &locals, || {
+                    self.check_all(&pcx, &m.ensures)
+                        .map(|_| ())
+                        .map_err(|s| s.in_assertion(ctx, cm))
+                })?;
+            }
+            return Ok(result);
+        }
+        self.pure_body(cx.heap, target, got, locals)
+    }
+
+    /// A call of the class's pure method `target` on behalf of an interface's call:
+    /// its precondition, consumed from the view the interface's gave, failing is the
+    /// class member's `override.unsound`.
+    fn pure_call_in(
+        &self,
+        cx: &Cx<'_>,
+        target: MemberRef,
+        recv: Option<Value>,
+        args: Vec<Value>,
+        call: &Expr,
+    ) -> R<Value> {
+        let _g = self.enter()?;
+        let Some(m) = self.member(target) else {
+            return raw("internal.error", call.span, "no such member");
+        };
+        let locals = self.callee_locals(target, recv, &args);
+        let ccx = Cx { heap: cx.heap, view: cx.view, locals: &locals, old: None };
+        let mut h2 = flatten(cx.view);
+        let mut got = super::assertion::Consumed::default();
+        let ctx = Ctx { id: "override.unsound", call: None };
+        self.consume_all(&ccx, &m.requires, &mut h2, &mut got)
+            .map_err(|s| s.in_assertion(ctx, target))?;
+        self.pure_body(cx.heap, target, got, locals)
+    }
+
+    /// Run a pure method's body in the state its precondition gave (`got`), then check
+    /// its `ensures`.
+    fn pure_body(
+        &self,
+        heap: &super::Heap,
+        target: MemberRef,
+        got: super::assertion::Consumed,
+        mut locals: super::Locals,
+    ) -> R<Value> {
+        let Some(m) = self.member(target) else { return Err(Stop::OutOfSteps) };
         let Body::Return(body) = &m.body else {
             return Err(Stop::Rejected(super::exec::UNDISPATCHED.into()));
         };
         let view = [&got.bag];
-        let bcx = Cx { heap: cx.heap, view: &view, locals: &locals, old: None };
+        let bcx = Cx { heap, view: &view, locals: &locals, old: None };
         let result = self.eval(&bcx, body).map_err(|s| s.not_wellformed(target))?;
         if !m.ensures.is_empty() {
             locals.insert("result".into(), result.clone());
-            let pcx = Cx { heap: cx.heap, view: &view, locals: &locals, old: None };
+            let pcx = Cx { heap, view: &view, locals: &locals, old: None };
             let ctx = Ctx { id: "postcondition.violated", call: None };
-            self.check_all(&pcx, &m.ensures).map_err(|s| s.in_assertion(ctx, target))?;
+            self.checked_ensures(target, &locals, || {
+                self.check_all(&pcx, &m.ensures)
+                    .map(|_| ())
+                    .map_err(|s| s.in_assertion(ctx, target))
+            })?;
         }
         Ok(result)
+    }
+
+    /// Check a pure call's `ensures` with `check`, unless the same call's (the same
+    /// member, receiver and arguments) is being checked already, further out: pure
+    /// postconditions that call each other (`size() ensures result == count()`,
+    /// `count() ensures result == size()`) would otherwise check each other forever.
+    /// The inner call still yields its body's value, so a false postcondition fails
+    /// where it is checked (LANGUAGE.md section 15: they are not circular).
+    fn checked_ensures(
+        &self,
+        target: MemberRef,
+        locals: &super::Locals,
+        check: impl FnOnce() -> R<()>,
+    ) -> R<()> {
+        let mut key: Vec<(String, Value)> = locals
+            .iter()
+            .filter(|(k, _)| k.as_str() != "result")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        key.sort();
+        let key = (target, key);
+        if self.checking.borrow().contains(&key) {
+            return Ok(());
+        }
+        self.checking.borrow_mut().push(key);
+        let r = check();
+        self.checking.borrow_mut().pop();
+        r
     }
 }
 

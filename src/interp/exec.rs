@@ -428,7 +428,7 @@ impl<'p> Interp<'p> {
         let Some(m) = self.member(target) else {
             return raw("internal.error", span, "no such member");
         };
-        let locals = self.callee_locals(target, this, &args);
+        let locals = self.callee_locals(target, this.clone(), &args);
         let got = {
             let before = caller.bag.clone();
             let view = [&before];
@@ -439,6 +439,12 @@ impl<'p> Interp<'p> {
                 .map_err(|s| s.in_assertion(ctx, caller.member))?;
             out
         };
+        if self.is_abstract(target) {
+            let (result, back) =
+                grow(|| self.invoke_dispatched(m, target, this, args, locals, got.bag))?;
+            caller.bag.merge(back);
+            return Ok(result);
+        }
         let mut bag = got.bag;
         bag.merge(extra);
         let old = if self.needs_old(target) {
@@ -450,5 +456,59 @@ impl<'p> Interp<'p> {
         let (result, back) = grow(|| self.run_body(&mut callee))?;
         caller.bag.merge(back);
         Ok(result)
+    }
+
+    /// A dynamically bound call of the interface method `im` (LANGUAGE.md section 10),
+    /// whose precondition gave `given`: the receiver's class's method runs from what
+    /// its own precondition takes of `given`; the interface's postcondition is then
+    /// consumed from what it gave back and the rest of `given`. A failure of either
+    /// step is the class method's `override.unsound` (it does not refine `im`).
+    fn invoke_dispatched(
+        &mut self,
+        im: &'p crate::syntax::ast::Member,
+        target: MemberRef,
+        this: Option<Value>,
+        args: Vec<Value>,
+        ilocals: super::Locals,
+        given: Bag,
+    ) -> R<(Value, Bag)> {
+        let Some(cm) = self.dispatch(&self.heap, target, this.as_ref()) else {
+            return Err(Stop::Rejected(UNDISPATCHED.into()));
+        };
+        let Some(m) = self.member(cm) else {
+            return Err(Stop::Rejected(UNDISPATCHED.into()));
+        };
+        let entry = Rc::new(Old { heap: self.heap.clone(), bag: given.clone() });
+        let locals = self.callee_locals(cm, this, &args);
+        let mut rest = given.clone();
+        let got = {
+            let view = [&given];
+            let cx = Cx { heap: &self.heap, view: &view, locals: &locals, old: None };
+            let mut out = Consumed::default();
+            let ctx = Ctx { id: "override.unsound", call: None };
+            self.consume_all(&cx, &m.requires, &mut rest, &mut out)
+                .map_err(|s| s.in_assertion(ctx, cm))?;
+            out
+        };
+        let old = if self.needs_old(cm) {
+            Some(Rc::new(Old { heap: self.heap.clone(), bag: got.bag.clone() }))
+        } else {
+            None
+        };
+        let mut callee = Frame { member: cm, entry: locals.clone(), locals, bag: got.bag, old };
+        let (result, back) = grow(|| self.run_body(&mut callee))?;
+        rest.merge(back);
+        let mut post = ilocals;
+        if im.ty != Type::Void {
+            post.insert("result".into(), result.clone());
+        }
+        let before = rest.clone();
+        let view = [&before];
+        let cx = Cx { heap: &self.heap, view: &view, locals: &post, old: Some(&entry) };
+        let mut out = Consumed::default();
+        let ctx = Ctx { id: "override.unsound", call: None };
+        self.consume_all(&cx, &im.ensures, &mut rest, &mut out)
+            .map_err(|s| s.in_assertion(ctx, cm))?;
+        Ok((result, out.bag))
     }
 }

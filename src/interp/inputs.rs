@@ -59,8 +59,13 @@ impl Builder<'_> {
                 if self.rng.chance(if depth == 0 { 15 } else { 30 }) {
                     return Value::Null;
                 }
+                // The classes whose objects have this type (an interface's implementers).
+                let classes: Vec<usize> = match ci {
+                    Some(ci) => self.layout.implementers.get(ci).cloned().unwrap_or_default(),
+                    None => vec![],
+                };
                 let want = |k: &ObjKind| match (k, ci) {
-                    (ObjKind::Class(x), Some(ci)) => *x == Some(ci),
+                    (ObjKind::Class(Some(x)), Some(_)) => classes.contains(x),
                     (ObjKind::Class(_), None) => true,
                     _ => false,
                 };
@@ -73,9 +78,18 @@ impl Builder<'_> {
                     return Value::Null;
                 }
                 let ci = match ci {
-                    Some(ci) => ci,
-                    None if self.layout.field_types.is_empty() => return Value::Null,
-                    None => self.rng.below(self.layout.field_types.len()),
+                    Some(_) if classes.is_empty() => return Value::Null,
+                    Some(_) if classes.len() == 1 => classes[0],
+                    Some(_) => classes[self.rng.below(classes.len())],
+                    None => {
+                        let all: Vec<usize> = (0..self.layout.field_types.len())
+                            .filter(|&c| !self.layout.is_interface[c])
+                            .collect();
+                        if all.is_empty() {
+                            return Value::Null;
+                        }
+                        all[self.rng.below(all.len())]
+                    }
                 };
                 self.object(ci, depth)
             }

@@ -112,7 +112,17 @@ pub(crate) struct Interp<'p> {
     depth: Rc<Cell<u32>>,
     /// Per member: does its activation need its entry state (`old`, `untouched`)?
     needs_old: HashMap<MemberRef, bool>,
+    /// The pure calls (member, receiver and arguments) whose `ensures` is being
+    /// checked: a call met again inside is not checked again (`eval::checked_ensures`).
+    pub(crate) checking: std::cell::RefCell<Vec<EnsuresKey>>,
+    /// The predicate instances being produced or closed, outermost first: meeting one
+    /// again inside its own unfolding (`predicate loop() { return loop(); }`, or two
+    /// that hold each other) would never end (`assertion::unfolding`).
+    pub(crate) unfolding: std::cell::RefCell<Vec<(MemberRef, Vec<Value>)>>,
 }
+
+/// A pure call whose `ensures` is being checked: the member and its locals, sorted.
+pub(crate) type EnsuresKey = (MemberRef, Vec<(String, Value)>);
 
 /// Leaves one level of nesting when dropped.
 pub(crate) struct DepthGuard(Rc<Cell<u32>>);
@@ -151,6 +161,8 @@ impl<'p> Interp<'p> {
             steps: Rc::new(Cell::new(0)),
             depth: Rc::new(Cell::new(0)),
             needs_old,
+            checking: Default::default(),
+            unfolding: Default::default(),
         }
     }
 
@@ -182,6 +194,30 @@ impl<'p> Interp<'p> {
         self.prog.classes.get(m.class).and_then(|c| c.members.get(m.member))
     }
 
+    /// Is `m` a member of an interface (a signature without a body)?
+    pub fn is_abstract(&self, m: MemberRef) -> bool {
+        self.layout.is_interface.get(m.class).copied().unwrap_or(false)
+    }
+
+    /// Dynamic dispatch (LANGUAGE.md section 10): the member of the receiver's class
+    /// that a call of the interface member `m` on `recv` runs (a predicate family's
+    /// instance for that class). `m` itself when it is a class's member; `None` when
+    /// the receiver is not an object of a class that has such a member.
+    pub fn dispatch(&self, heap: &Heap, m: MemberRef, recv: Option<&Value>) -> Option<MemberRef> {
+        if !self.is_abstract(m) {
+            return Some(m);
+        }
+        let name = &self.member(m)?.name.name;
+        let ci = Layout::class_of(heap, recv?)?;
+        if self.layout.is_interface.get(ci).copied().unwrap_or(true) {
+            return None;
+        }
+        let mi = self.prog.classes[ci].members.iter().position(|x| {
+            &x.name.name == name && x.kind != crate::syntax::ast::MemberKind::Field
+        })?;
+        Some(MemberRef { class: ci, member: mi })
+    }
+
     pub fn needs_old(&self, m: MemberRef) -> bool {
         self.needs_old.get(&m).copied().unwrap_or(true)
     }
@@ -207,6 +243,9 @@ impl<'p> Interp<'p> {
         };
         if m.params.len() != inputs.args.len() {
             return Err(Stop::Rejected("wrong number of inputs".into()));
+        }
+        if self.is_abstract(member) {
+            return Err(Stop::Rejected("an interface's member has no body to run".into()));
         }
         let mut bag = Bag::default();
         let this = match m.kind {
@@ -234,8 +273,16 @@ impl<'p> Interp<'p> {
             }
             MemberKind::Pure => {
                 let heap = self.heap.clone();
-                self.produce_all(&heap, &m.requires, &mut bag, &locals)
-                    .map_err(|e| e.not_wellformed(member))?;
+                let this = locals.get("this").cloned();
+                let own = self
+                    .produce_all(&heap, &m.requires, &mut bag, &locals)
+                    .map_err(|e| e.not_wellformed(member));
+                if let Err(Stop::Rejected(why)) = own {
+                    // The interface's precondition may hold where the class's does not.
+                    self.refines(member, &heap, this, &inputs.args)?;
+                    return Err(Stop::Rejected(why));
+                }
+                own?;
                 let Body::Return(body) = &m.body else { return Ok(()) };
                 let view = [&bag];
                 let cx = Cx { heap: &heap, view: &view, locals: &locals, old: None };
@@ -243,7 +290,10 @@ impl<'p> Interp<'p> {
                 locals.insert("result".into(), r);
                 let cx = Cx { heap: &heap, view: &view, locals: &locals, old: None };
                 let ctx = Ctx { id: "postcondition.violated", call: None };
-                self.check_all(&cx, &m.ensures).map(|_| ()).map_err(|e| e.in_assertion(ctx, member))
+                self.check_all(&cx, &m.ensures)
+                    .map(|_| ())
+                    .map_err(|e| e.in_assertion(ctx, member))?;
+                self.refines(member, &heap, this, &inputs.args)
             }
             MemberKind::Method | MemberKind::Constructor => {
                 let heap = self.heap.clone();
@@ -255,6 +305,62 @@ impl<'p> Interp<'p> {
                 Ok(())
             }
         }
+    }
+}
+
+impl Interp<'_> {
+    /// A class's pure method with a contract of its own, run from a state that
+    /// satisfies the precondition of an interface member it implements: its own
+    /// precondition must hold there and the interface's `ensures` of its result, or it
+    /// does not refine that member (`override.unsound`, LANGUAGE.md section 10). States
+    /// the interface's precondition rejects are not judged.
+    fn refines(
+        &self,
+        member: MemberRef,
+        heap: &Heap,
+        this: Option<Value>,
+        args: &[Value],
+    ) -> R<()> {
+        let Some(m) = self.member(member) else { return Ok(()) };
+        if m.inherits.is_some() || m.kind != MemberKind::Pure {
+            return Ok(());
+        }
+        let Body::Return(body) = &m.body else { return Ok(()) };
+        let interfaces: Vec<usize> = (0..self.layout.implementers.len())
+            .filter(|&i| {
+                self.layout.is_interface[i] && self.layout.implementers[i].contains(&member.class)
+            })
+            .collect();
+        for i in interfaces {
+            let Some(mi) = self.prog.classes[i]
+                .members
+                .iter()
+                .position(|x| x.kind == MemberKind::Pure && x.name.name == m.name.name)
+            else {
+                continue;
+            };
+            let im = MemberRef { class: i, member: mi };
+            let Some(imem) = self.member(im) else { continue };
+            let mut ilocals = self.callee_locals(im, this.clone(), args);
+            let mut given = Bag::default();
+            match self.produce_all(heap, &imem.requires, &mut given, &ilocals) {
+                Ok(()) => {}
+                Err(Stop::OutOfSteps) => return Err(Stop::OutOfSteps),
+                Err(_) => continue,
+            }
+            let ctx = Ctx { id: "override.unsound", call: None };
+            let locals = self.callee_locals(member, this.clone(), args);
+            let view = [&given];
+            let cx = Cx { heap, view: &view, locals: &locals, old: None };
+            let got = self.check_all(&cx, &m.requires).map_err(|e| e.in_assertion(ctx, member))?;
+            let bview = [&got.bag];
+            let bcx = Cx { heap, view: &bview, locals: &locals, old: None };
+            let r = self.eval(&bcx, body).map_err(|e| e.not_wellformed(member))?;
+            ilocals.insert("result".into(), r);
+            let icx = Cx { heap, view: &view, locals: &ilocals, old: None };
+            self.check_all(&icx, &imem.ensures).map_err(|e| e.in_assertion(ctx, member))?;
+        }
+        Ok(())
     }
 }
 

@@ -107,6 +107,11 @@ pub struct Layout {
     /// Per class: the constructor's member index.
     pub ctor: Vec<Option<usize>>,
     pub class_index: HashMap<String, usize>,
+    /// Per class: is it an interface?
+    pub is_interface: Vec<bool>,
+    /// Per class: the classes whose objects have that type: a class itself; for an
+    /// interface, every class implementing it directly or through `extends`.
+    pub implementers: Vec<Vec<usize>>,
 }
 
 impl Layout {
@@ -133,7 +138,43 @@ impl Layout {
             field_names.push(names);
             ctor.push(class.members.iter().position(|m| m.kind == MemberKind::Constructor));
         }
-        Layout { fields, field_types, field_names, ctor, class_index }
+        let is_interface: Vec<bool> = program.classes.iter().map(|c| c.is_interface).collect();
+        // Every class's supertypes, transitively (interfaces only: no class inheritance).
+        let n = program.classes.len();
+        let mut implementers = vec![vec![]; n];
+        for ci in 0..n {
+            if is_interface[ci] {
+                continue;
+            }
+            implementers[ci].push(ci);
+            let mut seen = vec![false; n];
+            let mut stack: Vec<usize> = vec![ci];
+            while let Some(c) = stack.pop() {
+                for s in &program.classes[c].supers {
+                    if let Some(&i) = class_index.get(&s.name)
+                        && !seen[i]
+                    {
+                        seen[i] = true;
+                        stack.push(i);
+                        if is_interface[i] {
+                            implementers[i].push(ci);
+                        }
+                    }
+                }
+            }
+        }
+        Layout { fields, field_types, field_names, ctor, class_index, is_interface, implementers }
+    }
+
+    /// The class of the object `v` refers to, if it is an object of a class.
+    pub fn class_of(heap: &Heap, v: &Value) -> Option<usize> {
+        match v {
+            Value::Ref(o) => match heap.objects.get(*o).map(|x| &x.kind) {
+                Some(ObjKind::Class(Some(c))) => Some(*c),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// A fresh object of class `ci` with every field at its default value.

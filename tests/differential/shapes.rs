@@ -732,7 +732,10 @@ impl Gen {
     }
 }
 
-/// The program of one seed.
-pub fn generate(seed: u64) -> String {
-    Gen::new(seed).program()
+/// The program of one seed: `shapes`' classes, then (with probability `families`
+/// percent) one or two of the families of `families.rs`.
+pub fn generate(seed: u64, families: u64) -> String {
+    let mut s = Gen::new(seed).program();
+    s.push_str(&super::families::Fam::new(seed).program(families));
+    s
 }
