@@ -260,6 +260,8 @@ fn rename_names(e: &mut Expr, map: &HashMap<String, String>) {
         | ExprKind::Null
         | ExprKind::This
         | ExprKind::Result
+        | ExprKind::Write
+        | ExprKind::NoPerm
         | ExprKind::Local(_) => {}
         ExprKind::Field { recv, .. } => rename_names(recv, map),
         ExprKind::Length(a)
@@ -267,10 +269,12 @@ fn rename_names(e: &mut Expr, map: &HashMap<String, String>) {
         | ExprKind::Acc(a)
         | ExprKind::AccArray(a)
         | ExprKind::Untouched(a)
+        | ExprKind::PermOf(a)
         | ExprKind::Unary { e: a, .. } => rename_names(a, map),
         ExprKind::Index { arr: a, idx: b }
         | ExprKind::Binary { l: a, r: b, .. }
         | ExprKind::Opening { pred: a, body: b }
+        | ExprKind::Frac { acc: a, amount: b }
         | ExprKind::Using { call: a, body: b } => {
             rename_names(a, map);
             rename_names(b, map);

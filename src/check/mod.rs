@@ -203,7 +203,25 @@ fn check_type(env: &Env, t: &Type, span: Span, errors: &mut Vec<InputError>) {
             span,
             "no class of this name",
         ));
+    } else if perm_elements(t) {
+        errors.push(perm_elements_error(span));
     }
+}
+
+/// An array of `perm`s (LANGUAGE.md section 11: out of scope)?
+pub(crate) fn perm_elements(t: &Type) -> bool {
+    match t {
+        Type::Array(e) => matches!(**e, Type::Perm) || perm_elements(e),
+        _ => false,
+    }
+}
+
+pub(crate) fn perm_elements_error(span: Span) -> InputError {
+    InputError::type_error(
+        "`perm` values cannot be stored in fields or array elements (only in locals, parameters and results)",
+        span,
+        "`perm` element",
+    )
 }
 
 /// Class names, member names, constructors and declared types.
@@ -278,6 +296,9 @@ fn member_declaration(env: &Env, class: &str, m: &Member, errors: &mut Vec<Input
     }
     if !matches!(m.kind, MemberKind::Constructor | MemberKind::Predicate) {
         check_type(env, &m.ty, type_span(&m.ty, m.span.start, m.name.span), errors);
+    }
+    if m.kind == MemberKind::Field && m.ty == Type::Perm {
+        errors.push(perm_elements_error(type_span(&m.ty, m.span.start, m.name.span)));
     }
     let mut params: HashMap<&str, Span> = HashMap::new();
     for p in &m.params {

@@ -30,7 +30,10 @@ impl<'p> Interp<'p> {
             ExprKind::Binary { op: BinOp::And, l, r } => self.impure(l) || self.impure(r),
             ExprKind::Binary { op: BinOp::Implies, r, .. } => self.impure(r),
             ExprKind::Cond { a, b, .. } => self.impure(a) || self.impure(b),
-            ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Untouched(_) => true,
+            ExprKind::Acc(_)
+            | ExprKind::AccArray(_)
+            | ExprKind::Untouched(_)
+            | ExprKind::Frac { .. } => true,
             ExprKind::Call { target: Some(t), .. } => {
                 self.member(*t).is_some_and(|m| m.kind == MemberKind::Predicate)
             }

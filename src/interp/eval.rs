@@ -132,6 +132,11 @@ impl<'p> Interp<'p> {
             ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Untouched(_) => {
                 raw("internal.error", e.span, "a permission in an expression")
             }
+            // Fractional permissions (LANGUAGE.md section 11) are not interpreted yet:
+            // no verdict, never a wrong one.
+            ExprKind::Frac { .. } | ExprKind::Write | ExprKind::NoPerm | ExprKind::PermOf(_) => {
+                Err(Stop::OutOfSteps)
+            }
         }
     }
 

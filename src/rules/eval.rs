@@ -41,7 +41,12 @@ impl<'p> Verifier<'p> {
             return;
         }
         stacker::maybe_grow(crate::rules::STACK_RED_ZONE, crate::rules::STACK_SEGMENT, || {
-            self.eval_expr(s, e, q)
+            if e.ty == crate::syntax::ast::Type::Perm {
+                // An `int` read as an amount (LANGUAGE.md section 11).
+                self.eval_expr(s, e, &|v, s, t| q(v, s, Term::to_perm(t)))
+            } else {
+                self.eval_expr(s, e, q)
+            }
         })
     }
 
@@ -115,7 +120,9 @@ impl<'p> Verifier<'p> {
                             }) {
                                 return;
                             }
-                            if *op == BinOp::Div {
+                            if *op == BinOp::Div && e.ty == crate::syntax::ast::Type::Perm {
+                                Term::pdiv(tl.clone(), tr)
+                            } else if *op == BinOp::Div {
                                 Term::div(tl.clone(), tr)
                             } else {
                                 Term::rem(tl.clone(), tr)
@@ -174,9 +181,13 @@ impl<'p> Verifier<'p> {
             ExprKind::Using { call, body } => {
                 self.eval_pure_call(s, call, true, &|v, s, _| v.eval(s, body, q))
             }
-            ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Untouched(_) => {
-                self.internal(&s, e.span, "a permission in an expression")
-            }
+            ExprKind::Acc(_)
+            | ExprKind::AccArray(_)
+            | ExprKind::Untouched(_)
+            | ExprKind::Frac { .. } => self.internal(&s, e.span, "a permission in an expression"),
+            ExprKind::Write => q(self, s, Term::write()),
+            ExprKind::NoPerm => q(self, s, Term::none()),
+            ExprKind::PermOf(loc) => self.perm_of(s, loc, q),
         }
     }
 
@@ -296,7 +307,7 @@ impl<'p> Verifier<'p> {
         q: Q<'_, 'p, Term>,
     ) {
         let kind = ChunkKind::Field(name.clone());
-        match self.lookup(&s.heap, &kind, Some(&t), &[]) {
+        match self.lookup_read(&s.heap, &kind, Some(&t), &[]) {
             Lookup::Found(i) => {
                 let value = s.heap.get(&i).value.clone();
                 q(self, s, value)
@@ -319,6 +330,49 @@ impl<'p> Verifier<'p> {
                 let what = self.missing_field_message(&s, e, &kind, &t);
                 self.fail(&s, e.span, "insufficient.permission", what);
             }
+        }
+    }
+
+    /// `perm(loc)`: the amount held of `loc` in the heap `perm(..)` reads (section 11).
+    fn perm_of(&mut self, s: State, loc: &'p Expr, q: Q<'_, 'p, Term>) {
+        match &loc.kind {
+            ExprKind::Field { recv, field, class } => {
+                let name = self.info.field(class.unwrap_or(0), &field.name);
+                self.eval(s, recv, &|v, s, t| {
+                    let heap = v.perm_view.clone().unwrap_or_else(|| s.heap.clone());
+                    let held = v.held(&heap, &ChunkKind::Field(name.clone()), Some(&t), &[]);
+                    q(v, s, held)
+                })
+            }
+            ExprKind::Call { recv, args, target: Some(p), .. } => {
+                let p = *p;
+                let recv_expr = match recv {
+                    CallRecv::Expr(r) => Some(&**r),
+                    _ => None,
+                };
+                self.eval_opt(s, recv_expr, &|v, s, t0| {
+                    v.eval_list(s, args, &|v, s, targs| {
+                        let heap = v.perm_view.clone().unwrap_or_else(|| s.heap.clone());
+                        let kind = v.pred_kind(p);
+                        let held = v.held(&heap, &kind, t0.as_ref(), &targs);
+                        q(v, s, held)
+                    })
+                })
+            }
+            ExprKind::Index { arr, idx } => self.eval(s, arr, &|v, s, ta| {
+                v.eval(s, idx, &|v, s, ti| {
+                    if !v.check(&s, &Term::ne(ta.clone(), Term::null()), arr.span, "receiver.null", || {
+                        format!("`{}` might be null", crate::rules::show::expr(arr))
+                    }) || !v.check_bounds(&s, &ta, &ti, loc)
+                    {
+                        return;
+                    }
+                    let heap = v.perm_view.clone().unwrap_or_else(|| s.heap.clone());
+                    let held = v.held(&heap, &ChunkKind::Array, Some(&ta), &[]);
+                    q(v, s, held)
+                })
+            }),
+            _ => self.internal(&s, loc.span, "`perm` of a non-location"),
         }
     }
 
@@ -347,7 +401,7 @@ impl<'p> Verifier<'p> {
     }
 
     fn read_index(&mut self, s: State, ta: Term, ti: Term, e: &'p Expr, q: Q<'_, 'p, Term>) {
-        match self.lookup(&s.heap, &ChunkKind::Array, Some(&ta), &[]) {
+        match self.lookup_read(&s.heap, &ChunkKind::Array, Some(&ta), &[]) {
             Lookup::Found(i) => {
                 let contents = s.heap.get(&i).value.clone();
                 if !self.check_bounds(&s, &ta, &ti, e) {

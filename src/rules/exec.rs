@@ -370,8 +370,8 @@ impl<'p> Verifier<'p> {
             }
             ExprKind::Index { arr, idx } => self.eval(s, arr, &|v, s, ta| {
                 v.eval(s, idx, &|v, s, ti| {
-                    v.exec_rhs(s, rhs, &|v, mut s, val| match v.lookup(
-                        &s.heap,
+                    v.exec_rhs(s, rhs, &|v, mut s, val| match v.lookup_write(
+                        &mut s.heap,
                         &ChunkKind::Array,
                         Some(&ta),
                         &[],
@@ -409,7 +409,8 @@ impl<'p> Verifier<'p> {
         q: Q<'_, 'p, ()>,
     ) {
         let kind = ChunkKind::Field(name.clone());
-        match self.lookup(&s.heap, &kind, Some(&t), &[]) {
+        let mut s = s;
+        match self.lookup_write(&mut s.heap, &kind, Some(&t), &[]) {
             Lookup::Found(i) => {
                 let mut s = s;
                 self.note_ref(&val);

@@ -24,6 +24,7 @@
 //! a merge into a `join`. Nothing else ends a path; the member's check fails with an
 //! internal error when the ledger does not balance.
 
+pub mod amount;
 pub mod consume;
 pub mod definition;
 pub mod dispatch;
@@ -179,6 +180,19 @@ pub struct Verifier<'p> {
     /// trampoline of `exec_seq`, straight-line code does not add to it.
     pub exec_depth: u64,
     pub exec_depth_max: u64,
+    /// The factor every amount of the assertion being produced or consumed is
+    /// multiplied by: `write`, or the amount of a predicate instance being opened or
+    /// closed (its body is scaled: LANGUAGE.md section 11).
+    pub scale: Term,
+    /// Consuming a pure call's precondition: every location named with an amount
+    /// must be held at some positive amount, and nothing is taken (section 11).
+    pub read_mode: bool,
+    /// Checking or translating a pure method: its precondition's amounts give no
+    /// upper-bound facts (a read-mode caller may pass one location twice).
+    pub no_bounds: bool,
+    /// The heap `perm(..)` reads while a consumed conjunct is evaluated: what is left
+    /// after the conjuncts to its left were consumed.
+    pub perm_view: Option<crate::state::heap::Heap>,
 }
 
 /// When less than this much stack is left, the rules continue on a new segment.
@@ -199,6 +213,7 @@ pub fn sort_of(ty: &Type) -> Sort {
     match ty {
         Type::Int => Sort::Int,
         Type::Bool => Sort::Bool,
+        Type::Perm => Sort::Perm,
         _ => Sort::Ref,
     }
 }
@@ -271,6 +286,10 @@ impl<'p> Verifier<'p> {
             exec_depth_max: 0,
             recorded: Default::default(),
             instances: 0,
+            scale: Term::write(),
+            read_mode: false,
+            no_bounds: false,
+            perm_view: None,
         }
     }
 

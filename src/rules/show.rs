@@ -146,6 +146,24 @@ fn write(e: &Expr, out: &mut String, outer: u8) {
             write(x, out, 10);
             out.push_str("[*])");
         }
+        ExprKind::Frac { acc, amount } => {
+            // `acc(loc, p)`; a predicate instance reads `acc(e.q(..), p)`.
+            let mut inner = String::new();
+            write(acc, &mut inner, 0);
+            match inner.strip_prefix("acc(").and_then(|x| x.strip_suffix(')')) {
+                Some(loc) => out.push_str(&format!("acc({loc}, ")),
+                None => out.push_str(&format!("acc({inner}, ")),
+            }
+            write(amount, out, 0);
+            out.push(')');
+        }
+        ExprKind::Write => out.push_str("write"),
+        ExprKind::NoPerm => out.push_str("none"),
+        ExprKind::PermOf(x) => {
+            out.push_str("perm(");
+            write(x, out, 0);
+            out.push(')');
+        }
         ExprKind::Untouched(x) => {
             out.push_str("untouched(");
             write(x, out, 0);

@@ -38,6 +38,8 @@ pub struct Ident {
 pub enum Type {
     Int,
     Bool,
+    /// Permission amounts, the rationals (LANGUAGE.md section 11).
+    Perm,
     /// A class type; `Object` is the built-in class every class converts to.
     Class(String),
     Array(Box<Type>),
@@ -54,6 +56,7 @@ impl fmt::Display for Type {
         match self {
             Type::Int => write!(f, "int"),
             Type::Bool => write!(f, "bool"),
+            Type::Perm => write!(f, "perm"),
             Type::Class(c) => write!(f, "{c}"),
             Type::Array(t) => write!(f, "{t}[]"),
             Type::Null => write!(f, "null"),
@@ -349,6 +352,19 @@ pub enum ExprKind {
     Acc(Box<Expr>),
     /// `acc(a[*])`
     AccArray(Box<Expr>),
+    /// `acc(loc, p)` (LANGUAGE.md section 11): `acc` is the permission at `write`
+    /// (`Acc`, `AccArray`, or after checking a predicate instance `Call`), `amount`
+    /// the `perm` it is held at. `open`/`close`/`opening` take it too.
+    Frac {
+        acc: Box<Expr>,
+        amount: Box<Expr>,
+    },
+    /// `write`, the amount 1.
+    Write,
+    /// `none`, the amount 0.
+    NoPerm,
+    /// `perm(loc)`: the amount held of a field, element or predicate instance.
+    PermOf(Box<Expr>),
     Untouched(Box<Expr>),
     /// `opening e.q(args) in body`: `pred` is a `Call` of a predicate.
     Opening {
