@@ -211,6 +211,16 @@ impl MemberCx<'_> {
                     }
                 }
             }
+            ExprKind::Call { recv: CallRecv::Implicit, name, args, .. }
+                if name.name == "perm"
+                    && args.len() == 1
+                    && self.env.member(self.class, "perm").is_none() =>
+            {
+                // `perm(loc)` (a contextual keyword, LANGUAGE.md section 11).
+                let loc = args.pop().unwrap_or_else(|| Expr::new(ExprKind::Null, span));
+                e.kind = ExprKind::PermOf(Box::new(loc));
+                self.perm_of(e, place)
+            }
             ExprKind::Call { .. } => self.call_kind(e, place, perm, Role::Expr),
             ExprKind::Unary { op, e: inner } => match op {
                 UnOp::Not => {
@@ -371,6 +381,14 @@ impl MemberCx<'_> {
             let t = t.clone();
             e.kind = ExprKind::Local(name);
             return t;
+        }
+        // `write` and `none` (contextual keywords: LANGUAGE.md section 11), unless a
+        // field of that name is in scope.
+        if (name == "write" || name == "none")
+            && !self.env.member(self.class, &name).is_some_and(|(_, _, s)| s.kind == MemberKind::Field)
+        {
+            e.kind = if name == "write" { ExprKind::Write } else { ExprKind::NoPerm };
+            return Type::Perm;
         }
         if let Some((_, _, sig)) = self.env.member(self.class, &name)
             && sig.kind == MemberKind::Field

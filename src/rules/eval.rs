@@ -531,7 +531,12 @@ impl<'p> Verifier<'p> {
         let in_opening = self.opening_depth > 0;
         let termination = self.termination;
         self.pre_depth += 1;
+        // Read mode (LANGUAGE.md section 11): some positive amount of each location.
+        let outer_read = std::mem::replace(&mut self.read_mode, true);
+        let outer_scale = std::mem::replace(&mut self.scale, Term::write());
         self.consume_with(mode, callee, &m.requires, &|v, rest, snap| {
+            v.read_mode = outer_read;
+            let inner_scale = std::mem::replace(&mut v.scale, outer_scale.clone());
             v.pre_depth -= 1;
             let inner_frozen = v.conjunct_frozen;
             v.conjunct_frozen = frozen;
@@ -551,7 +556,11 @@ impl<'p> Verifier<'p> {
             );
             v.conjunct_frozen = inner_frozen;
             v.pre_depth += 1;
+            v.read_mode = true;
+            v.scale = inner_scale;
         });
+        self.read_mode = outer_read;
+        self.scale = outer_scale;
         self.pre_depth -= 1;
         self.conjunct_frozen = frozen;
     }
