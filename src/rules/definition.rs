@@ -57,6 +57,8 @@ pub const MAX_INSTANCES: u64 = 50_000;
 /// The `instantiated` key of an application's derived axioms (besides `false` and
 /// `true`: its other axioms without and with the body).
 const DERIVED: u8 = 2;
+/// Added to an `instantiated` key when the postcondition axioms were withheld.
+const WITHOUT_POST: u8 = 4;
 
 /// The axioms of one pure method, over its formals.
 pub struct Definition {
@@ -262,7 +264,8 @@ impl<'p> Verifier<'p> {
                 v.produce_all(start.clone(), snap.clone(), &m.requires, &|v, s, ()| {
                     v.termination = Some(p);
                     v.eval(s, body, &|v, _s, value| {
-                        let (derived, guard) = v.guard_between(base, v.dec.mark());
+                        let (derived, _) = v.guard_between(base, v.dec.mark());
+                        let guard = v.body_guard(base, v.dec.mark());
                         let eq = Term::eq(app.clone(), value);
                         add(&derived_axioms, derived);
                         add(&body_axioms, vec![Term::implies(guard, eq)]);
@@ -418,33 +421,76 @@ impl<'p> Verifier<'p> {
         (derived, Term::and_all(so_far))
     }
 
-    /// Assume the axioms of the pure-method application `app` (postcondition always;
-    /// body when `body`; what holding its precondition implies when `consumed`: the
-    /// precondition was consumed right here), then of the applications they mention,
-    /// while fuel lasts. Nothing here branches or ends a path.
+    /// The guard of a body axiom: the branch conditions of the path in `[from, to)`
+    /// and the snapshot shapes it assumed, not its other facts. Paths split only at
+    /// branches where both sides are feasible, so the guards of two paths exclude each
+    /// other whatever the facts (the definition stays consistent), and the shapes make
+    /// recursion on proper parts well-founded. A fact the path assumed (a predicate's
+    /// pure conjunct, say about a value an `opening` inside it gives) is known at a
+    /// call site only where that predicate was opened: in the guard it would keep the
+    /// axiom from applying to an instance that was closed instead.
+    fn body_guard(&self, from: usize, to: usize) -> Term {
+        let entries = self.dec.entries_since(from);
+        let n = to.saturating_sub(from).min(entries.len());
+        let mut guard = vec![];
+        for e in &entries[..n] {
+            match e.kind {
+                crate::decider::Kind::Axiom => {}
+                crate::decider::Kind::Branch => guard.push(e.term.clone()),
+                _ => guard.extend(shape_part(&e.term)),
+            }
+        }
+        Term::and_all(guard)
+    }
+
+    /// Assume the axioms of the pure-method application `app` (postcondition, unless
+    /// `pure_check` withholds it; body when `body`), then of the applications they
+    /// mention, while fuel lasts. Nothing here branches or ends a path.
     pub fn instantiate(&mut self, app: &Term, fuel: u32, body: bool, depth: u32) {
-        self.instantiate_app(app, fuel, body, false, depth)
+        self.instantiate_app(app, fuel, body, None, false, depth)
     }
 
     /// `instantiate` for an application whose precondition was just consumed (a call
-    /// evaluated in code, a contract or a body).
-    pub fn instantiate_call(&mut self, app: &Term, fuel: u32, body: bool) {
-        self.instantiate_app(app, fuel, body, true, 0)
+    /// evaluated in code, a contract or a body); `admitted` when the call passed the
+    /// termination check of the pure body being checked (its postcondition may then be
+    /// assumed even in that body's recursion group: it is about a smaller instance).
+    pub fn instantiate_call(&mut self, app: &Term, fuel: u32, body: bool, admitted: bool) {
+        self.instantiate_app(app, fuel, body, Some(Term::bool(true)), admitted, 0)
     }
 
-    fn instantiate_app(&mut self, app: &Term, fuel: u32, body: bool, consumed: bool, depth: u32) {
+    /// `consumed`: the guard under which `app`'s precondition was consumed (`true` at
+    /// a call; a dispatch axiom's guard for the class's application it names), so
+    /// what holding the precondition implies is assumed under it.
+    fn instantiate_app(
+        &mut self,
+        app: &Term,
+        fuel: u32,
+        body: bool,
+        consumed: Option<Term>,
+        admitted: bool,
+        depth: u32,
+    ) {
         let Op::App(f) = app.op() else { return };
         let Some(&p) = self.info.func_members.get(&f.name) else { return };
         if fuel == 0 {
             return;
         }
-        if consumed {
-            self.assume_derived_of(app, p);
+        if let Some(guard) = &consumed {
+            self.assume_derived_of(app, p, guard);
         }
-        let key = (app.clone(), u8::from(body));
-        if self.instantiated.get(&key).is_some_and(|&k| k >= fuel) {
+        // While a pure method's postcondition is checked, its recursion group's
+        // postconditions hold only of calls shown to be smaller (LANGUAGE.md section
+        // 15): assuming them of the instance being checked would assume what is to be
+        // proved.
+        let post = admitted || !self.pure_check.is_some_and(|r| self.info.same_group(r, p));
+        let code = u8::from(body) | if post { 0 } else { WITHOUT_POST };
+        let covered = |v: &Self, code: u8| {
+            v.instantiated.get(&(app.clone(), code)).is_some_and(|&k| k >= fuel)
+        };
+        if covered(self, code) || (!post && covered(self, code & !WITHOUT_POST)) {
             return;
         }
+        let key = (app.clone(), code);
         if self.instances >= MAX_INSTANCES {
             return;
         }
@@ -455,17 +501,26 @@ impl<'p> Verifier<'p> {
         let Some(d) = self.definition(p) else { return };
         let map: TermMap<Term, Term> =
             d.formals.iter().cloned().zip(app.args().iter().cloned()).collect();
-        let mut nested: Vec<Term> = vec![];
+        // Nested applications, each with whether it may get its body: one that a
+        // postcondition of `p`'s recursion group names is instantiated without its
+        // body (Silicon's limited functions): two postconditions that name each
+        // other's methods must not meet both bodies, or a wrong pair of them would
+        // make every client's path condition contradictory.
+        let mut nested: Vec<(Term, bool)> = vec![];
         let mut seen = crate::state::term::TermSet::default();
+        let posts: &[Term] = if post { &d.post } else { &[] };
         let bodies: &[Term] = if body { &d.body } else { &[] };
-        for ax in d.post.iter().chain(bodies) {
+        for (ax, from_post) in
+            posts.iter().map(|a| (a, true)).chain(bodies.iter().map(|a| (a, false)))
+        {
             let t = ax.substitute(&map);
             if t.is_true() {
                 continue;
             }
             for a in t.apps() {
                 if a != *app && seen.insert(a.clone()) {
-                    nested.push(a);
+                    let limited = from_post && self.same_group_app(&a, p);
+                    nested.push((a, !limited));
                 }
             }
             self.assume_instance(t);
@@ -474,7 +529,7 @@ impl<'p> Verifier<'p> {
         // the receiver is known to be has its own definition instantiated in turn, with
         // this application's fuel (the step from `I.q` to `C.q` is no recursion).
         let recv = app.args().get(1).cloned();
-        let mut dispatched: Vec<Term> = vec![];
+        let mut dispatched: Vec<(Term, Option<Term>)> = vec![];
         for (c, axioms) in &d.dispatch {
             let known = recv.as_ref().is_some_and(|o| !self.known_classes(o, &[*c]).is_empty());
             for ax in axioms {
@@ -483,6 +538,13 @@ impl<'p> Verifier<'p> {
                     continue;
                 }
                 if known {
+                    // The class's precondition was consumed from the interface's under
+                    // this axiom's guard only (its other paths name other snapshots,
+                    // `unit` for a precondition that holds nothing there).
+                    let guard = match t.op() {
+                        Op::Implies => t.args()[0].clone(),
+                        _ => Term::bool(true),
+                    };
                     for a in t.apps() {
                         if a == *app || !seen.insert(a.clone()) {
                             continue;
@@ -490,25 +552,24 @@ impl<'p> Verifier<'p> {
                         let of_class = matches!(a.op(), Op::App(g)
                             if self.info.func_members.get(&g.name).is_some_and(|m| m.class == *c));
                         if of_class && a.args().get(1) == recv.as_ref() {
-                            dispatched.push(a)
+                            let g = consumed.as_ref().map(|c| Term::and(c.clone(), guard.clone()));
+                            dispatched.push((a, g))
                         } else {
-                            nested.push(a)
+                            nested.push((a, true))
                         }
                     }
                 }
                 self.assume_instance(t);
             }
         }
-        for a in dispatched {
-            // The class's precondition was consumed from the interface's, under the
-            // class known here: consumed exactly when this application was.
-            self.instantiate_app(&a, fuel, body && self.config.infer, consumed, depth);
+        for (a, guard) in dispatched {
+            self.instantiate_app(&a, fuel, body && self.config.infer, guard, admitted, depth);
         }
         let nested_body = body && self.config.infer;
         if depth >= MAX_CHAIN {
             return;
         }
-        for n in nested {
+        for (n, full) in nested {
             let recursive = match n.op() {
                 Op::App(g) => self
                     .info
@@ -528,8 +589,14 @@ impl<'p> Verifier<'p> {
             } else {
                 fuel - 1
             };
-            self.instantiate(&n, next, nested_body, depth + 1);
+            self.instantiate(&n, next, nested_body && full, depth + 1);
         }
+    }
+
+    /// Is `a` an application of a pure method in `p`'s recursion group?
+    fn same_group_app(&self, a: &Term, p: MemberRef) -> bool {
+        matches!(a.op(), Op::App(g)
+            if self.info.func_members.get(&g.name).is_some_and(|&m| self.info.same_group(m, p)))
     }
 
     /// Assume an axiom instance `guard ⇒ conclusion`. When the path condition has
@@ -553,20 +620,26 @@ impl<'p> Verifier<'p> {
     }
 
     /// Assume what holding `app`'s precondition implies (its definition's derived
-    /// axioms), once per application on a path. As derived facts: in a translation they
-    /// become the enclosing definition's derived axioms, under what led to this call.
-    fn assume_derived_of(&mut self, app: &Term, p: MemberRef) {
+    /// axioms) under `guard`, the condition under which that precondition was
+    /// consumed; once per application on a path when the guard is `true`. As derived
+    /// facts: in a translation they become the enclosing definition's derived axioms,
+    /// under what led to this call.
+    fn assume_derived_of(&mut self, app: &Term, p: MemberRef, guard: &Term) {
+        let unguarded = guard.is_true();
         let key = (app.clone(), DERIVED);
         if self.instantiated.contains_key(&key) {
             return;
         }
-        self.instantiated.insert(key.clone(), 1);
-        self.inst_log.push((key, None));
+        if unguarded {
+            self.instantiated.insert(key.clone(), 1);
+            self.inst_log.push((key, None));
+        }
         let Some(d) = self.definition(p) else { return };
         let map: TermMap<Term, Term> =
             d.formals.iter().cloned().zip(app.args().iter().cloned()).collect();
         for ax in &d.derived {
             let t = ax.substitute(&map);
+            let t = if unguarded { t } else { Term::implies(guard.clone(), t) };
             if !t.is_true() {
                 self.dec.assume_derived(t);
             }
@@ -620,4 +693,28 @@ fn skolemize(t: &Term, formals: &[Term], name: &str) -> Term {
         })
         .collect();
     t.substitute(&map)
+}
+
+/// The snapshot shapes a fact states (`s = combine(first(s), second(s))`,
+/// `s = fromT(toT(s))`), under the implications and within the conjunctions it has.
+fn shape_part(t: &Term) -> Option<Term> {
+    match t.op() {
+        Op::Eq => {
+            let (a, b) = (&t.args()[0], &t.args()[1]);
+            let shape = |x: &Term, y: &Term| match y.op() {
+                Op::Combine => matches!(y.args()[0].op(), Op::First) && y.args()[0].args()[0] == *x,
+                Op::Wrap(_) => {
+                    matches!(y.args()[0].op(), Op::Unwrap(_)) && y.args()[0].args()[0] == *x
+                }
+                _ => false,
+            };
+            (shape(a, b) || shape(b, a)).then(|| t.clone())
+        }
+        Op::Implies => shape_part(&t.args()[1]).map(|c| Term::implies(t.args()[0].clone(), c)),
+        Op::And => {
+            let parts: Vec<Term> = t.args().iter().filter_map(shape_part).collect();
+            (!parts.is_empty()).then(|| Term::and_all(parts))
+        }
+        _ => None,
+    }
 }

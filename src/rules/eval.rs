@@ -9,7 +9,7 @@
 use crate::rules::{Mode, Q, Verifier, sort_of};
 use crate::state::State;
 use crate::state::chunk::ChunkKind;
-use crate::state::term::Term;
+use crate::state::term::{Op, Term};
 use crate::syntax::ast::{
     BinOp, Body, CallRecv, Expr, ExprKind, MemberKind, MemberRef, Span, UnOp,
 };
@@ -168,14 +168,16 @@ impl<'p> Verifier<'p> {
             ExprKind::Opening { pred, body } => {
                 let original = s.clone();
                 self.open_instance(s, pred, pred.span, true, &|v, opened, ()| {
-                    v.opening_depth += 1;
+                    let Some(snap) = v.last_opened.take() else {
+                        return v.internal(&opened, pred.span, "an opening without a snapshot");
+                    };
+                    v.openings.push(snap);
                     v.eval(opened, body, &|v, _s, t| {
-                        let depth = v.opening_depth;
-                        v.opening_depth = depth.saturating_sub(1);
+                        let inner = v.openings.pop();
                         q(v, original.clone(), t);
-                        v.opening_depth = depth;
+                        v.openings.extend(inner);
                     });
-                    v.opening_depth = v.opening_depth.saturating_sub(1);
+                    v.openings.pop();
                 })
             }
             ExprKind::Using { call, body } => {
@@ -528,8 +530,9 @@ impl<'p> Verifier<'p> {
             return self.fail_termination(&s, e, target);
         }
         let closes_before = self.closes;
-        let in_opening = self.opening_depth > 0;
         let termination = self.termination;
+        // Rule (3) needs the instances opened around the call (only under a check).
+        let openings = if termination.is_some() { self.openings.clone() } else { vec![] };
         self.pre_depth += 1;
         // Read mode (LANGUAGE.md section 11): some positive amount of each location.
         let outer_read = std::mem::replace(&mut self.read_mode, true);
@@ -551,7 +554,7 @@ impl<'p> Verifier<'p> {
                 explicit,
                 termination,
                 closes_before,
-                in_opening,
+                &openings,
                 q,
             );
             v.conjunct_frozen = inner_frozen;
@@ -578,7 +581,7 @@ impl<'p> Verifier<'p> {
         explicit: bool,
         termination: Option<MemberRef>,
         closes_before: u64,
-        in_opening: bool,
+        openings: &[Term],
         q: Q<'_, 'p, PureCall>,
     ) {
         let v = self;
@@ -592,7 +595,10 @@ impl<'p> Verifier<'p> {
             // has, declared anywhere: declaration order says nothing (section 10).
             let earlier = target < caller && !v.info.in_interface(target);
             let smaller = !rest.heap.is_empty();
-            let opening = in_opening;
+            // Rule (3), read strictly: the precondition's snapshot is a proper part of
+            // an instance opened around the call (a predicate that holds only itself
+            // gives none).
+            let opening = openings.iter().any(|o| proper_part(&snap, o));
             if !(closed_nothing && (earlier || smaller || opening)) {
                 v.fail_termination(s, e, target);
                 return;
@@ -607,7 +613,7 @@ impl<'p> Verifier<'p> {
         let term = Term::app(f, fargs);
         // Its axioms: the postcondition, and (with inference, or for `use`) the body.
         let body = explicit || v.config.infer;
-        v.instantiate_call(&term, crate::rules::definition::FUEL, body);
+        v.instantiate_call(&term, crate::rules::definition::FUEL, body, termination.is_some());
         if !v.translating {
             let ty = &v.prog.classes[target.class].members[target.member].ty;
             v.assume_typed(&term, ty, false);
@@ -656,4 +662,44 @@ pub enum Lookup {
     Found(crate::state::heap::Slot),
     NotFound,
     Unknown,
+}
+
+/// Is snapshot `snap` made only of proper parts of `opened` (projections `first`,
+/// `second` of it, possibly wrapped into a value sort and back), with at least one?
+/// `unit` parts (pure conjuncts) hold nothing and are skipped.
+fn proper_part(snap: &Term, opened: &Term) -> bool {
+    let mut parts = 0;
+    let mut todo = vec![snap.clone()];
+    while let Some(t) = todo.pop() {
+        match t.op() {
+            Op::Unit => {}
+            Op::Combine => todo.extend(t.args().iter().cloned()),
+            _ => {
+                if !projects(&t, opened) {
+                    return false;
+                }
+                parts += 1;
+            }
+        }
+    }
+    parts > 0
+}
+
+/// Is `t` a projection (at least one `first`/`second`) of `opened`?
+fn projects(t: &Term, opened: &Term) -> bool {
+    let mut t = t.clone();
+    let mut steps = 0;
+    loop {
+        if t == *opened {
+            return steps > 0;
+        }
+        t = match t.op() {
+            Op::First | Op::Second => {
+                steps += 1;
+                t.args()[0].clone()
+            }
+            Op::Wrap(_) | Op::Unwrap(_) => t.args()[0].clone(),
+            _ => return false,
+        };
+    }
 }

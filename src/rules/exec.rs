@@ -24,7 +24,7 @@ struct Scope {
     close_depth: u32,
     pre_depth: u32,
     open_nesting: u32,
-    opening_depth: u32,
+    openings: usize,
     conjunct_frozen: bool,
 }
 
@@ -88,7 +88,7 @@ impl<'p> Verifier<'p> {
             close_depth: self.close_depth,
             pre_depth: self.pre_depth,
             open_nesting: self.open_nesting,
-            opening_depth: self.opening_depth,
+            openings: self.openings.len(),
             conjunct_frozen: self.conjunct_frozen,
         }
     }
@@ -465,7 +465,17 @@ impl<'p> Verifier<'p> {
     ) {
         let m = &self.prog.classes[target.class].members[target.member];
         let callee = State { heap: s.heap.clone(), old: s.old.clone(), store: store.clone() };
-        let caller_heap = Rc::new(s.heap.clone());
+        // The callee's `old` is the heap it started in: a constructor's began with the
+        // new object's fields at their defaults (`old(this.f)` in its `ensures`).
+        let mut entry_heap = s.heap.clone();
+        if m.kind == MemberKind::Constructor
+            && let Some(this) = store.get("this")
+        {
+            for c in self.field_chunks(target.class, this) {
+                entry_heap.add(c);
+            }
+        }
+        let caller_heap = Rc::new(entry_heap);
         let callee_name = self.info.member_names.get(&target).cloned().unwrap_or_default();
         self.consume_with(
             Mode::Consume { id: "call.precondition", call: Some(span) },
@@ -568,6 +578,8 @@ impl<'p> Verifier<'p> {
             self.dec.assume(Term::ne(o.clone(), r));
         }
         self.allocated.insert(o.clone());
+        let birth = self.birth(&o);
+        self.allocations.push((o.clone(), birth));
         o
     }
 
@@ -578,13 +590,34 @@ impl<'p> Verifier<'p> {
         }
     }
 
+    /// Note a reference a chunk or a local holds. Objects allocated before it was
+    /// first noted did not get a disequality from it at their `new`: one allocated
+    /// after every symbol it is built from existed gets one here (a reference that
+    /// was folded inside a predicate when `new` ran, met when the predicate is opened).
     pub fn note_ref(&mut self, t: &Term) {
-        if t.sort() == Sort::Ref
-            && !matches!(t.op(), crate::state::term::Op::Null)
-            && !self.allocated.contains(t)
-            && self.chunk_refs_seen.insert(t.clone())
+        if t.sort() != Sort::Ref
+            || matches!(t.op(), crate::state::term::Op::Null)
+            || self.allocated.contains(t)
         {
-            self.chunk_refs.push(t.clone());
+            return;
+        }
+        let before = match self.chunk_refs_seen.get(t) {
+            Some(&k) => k,
+            None => {
+                let k = self.allocations.len();
+                self.chunk_refs_seen.insert(t.clone(), k);
+                self.chunk_refs.push(t.clone());
+                k
+            }
+        };
+        if before == 0 {
+            return;
+        }
+        let birth = self.birth(t);
+        let first = self.allocations.partition_point(|(_, b)| *b <= birth);
+        for j in first..before {
+            let o = self.allocations[j].0.clone();
+            self.dec.assume(Term::ne(t.clone(), o));
         }
     }
 

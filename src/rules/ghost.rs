@@ -134,6 +134,7 @@ impl<'p> Verifier<'p> {
             v.open_nesting -= 1;
             v.scale = outer_scale.clone();
             v.after_ghost(&snap);
+            v.last_opened = Some(snap.clone());
             q(v, back, ());
             v.scale = body_scale.clone();
             v.open_nesting += 1;

@@ -126,8 +126,15 @@ pub struct Verifier<'p> {
     pub pre_depth: u32,
     /// Opens in progress (an open producing a body that opens again).
     pub open_nesting: u32,
-    /// Depth of explicit `opening` expressions around the current evaluation.
-    pub opening_depth: u32,
+    /// The snapshots of the instances opened by the explicit `opening` expressions
+    /// around the current evaluation, innermost last (termination rule (3)).
+    pub openings: Vec<Term>,
+    /// The snapshot of the instance `open_chunk` opened last (read by `opening`).
+    pub last_opened: Option<Term>,
+    /// The pure method whose body and postcondition are being checked: its recursion
+    /// group's postconditions are assumed only for calls that passed the termination
+    /// check (LANGUAGE.md section 15).
+    pub pure_check: Option<crate::syntax::ast::MemberRef>,
     /// Inferred closes so far (to see whether a consume closed anything).
     pub closes: u64,
     /// Nesting of inferred closes, bounded.
@@ -154,7 +161,14 @@ pub struct Verifier<'p> {
     pub allocated: crate::state::term::TermSet,
     /// The references chunks held so far (any path), for `new` (`note_ref`).
     pub chunk_refs: Vec<Term>,
-    chunk_refs_seen: crate::state::term::TermSet,
+    /// For each of them, how many objects had been allocated when it was first noted.
+    chunk_refs_seen: crate::state::term::TermMap<Term, usize>,
+    /// The objects allocated so far (any path), each with its symbol's birth.
+    pub allocations: Vec<(Term, u64)>,
+    /// When each fresh symbol was made (a counter over the member): a reference built
+    /// only from symbols older than an allocated object denotes an object that existed
+    /// before it, so not that one.
+    births: crate::state::term::TermMap<Term, u64>,
     /// The definitions of pure methods translated so far.
     pub defs: definition::Defs,
     /// This verifier translates definitions (it never translates on demand).
@@ -257,7 +271,9 @@ impl<'p> Verifier<'p> {
             termination: None,
             pre_depth: 0,
             open_nesting: 0,
-            opening_depth: 0,
+            openings: Vec::new(),
+            last_opened: None,
+            pure_check: None,
             closes: 0,
             close_depth: 0,
             trace: Vec::new(),
@@ -273,6 +289,8 @@ impl<'p> Verifier<'p> {
             allocated: Default::default(),
             chunk_refs: Vec::new(),
             chunk_refs_seen: Default::default(),
+            allocations: Vec::new(),
+            births: Default::default(),
             defs,
             translating: false,
             target: None,
@@ -297,7 +315,16 @@ impl<'p> Verifier<'p> {
     pub fn fresh(&mut self, base: &str, sort: Sort) -> Term {
         let n = self.fresh.entry(base.to_string()).or_insert(0);
         *n += 1;
-        Term::var(&format!("{base}@{n}"), sort)
+        let t = Term::var(&format!("{base}@{n}"), sort);
+        let birth = self.births.len() as u64 + 1;
+        self.births.insert(t.clone(), birth);
+        t
+    }
+
+    /// The birth of the youngest fresh symbol in `t` (0 when it has none: `this`,
+    /// parameters and constants exist before anything the member makes).
+    pub fn birth(&self, t: &Term) -> u64 {
+        t.symbols().iter().filter_map(|x| self.births.get(x).copied()).max().unwrap_or(0)
     }
 
     /// Should this path stop because the member ran out of time? When it says so,

@@ -74,6 +74,7 @@ impl<'p> Verifier<'p> {
                 let snap = v.fresh("s", Sort::Snap);
                 v.mode = Mode::WellFormed;
                 v.ledger.started += 1;
+                v.pure_check = Some(r);
                 v.produce_all(s, snap, &m.requires, &|v, s, ()| {
                     v.termination = Some(r);
                     v.eval(s, body, &|v, mut s, t| {
@@ -91,6 +92,7 @@ impl<'p> Verifier<'p> {
                     });
                     v.termination = None;
                 });
+                v.pure_check = None;
                 v.mode = Mode::Stmt;
             }),
             MemberKind::Method | MemberKind::Constructor => {

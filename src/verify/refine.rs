@@ -74,7 +74,7 @@ impl<'p> Verifier<'p> {
                     fargs.extend(args.iter().cloned());
                     let result = Term::app(&f, fargs);
                     let body = v.config.infer;
-                    v.instantiate_call(&result, crate::rules::definition::FUEL, body);
+                    v.instantiate_call(&result, crate::rules::definition::FUEL, body, false);
                     v.assume_typed(&result, &m.ty, false);
                     let mut store = istore.clone();
                     store.insert_mut("result".into(), result);
