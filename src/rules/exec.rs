@@ -643,8 +643,29 @@ impl<'p> Verifier<'p> {
         }
     }
 
-    /// `close e.q(args);`: consume the body, add the instance with the body's snapshot.
+    /// `close e.q(args);` (or `close acc(e.q(args), p);`): consume the body (scaled by
+    /// the amount), add the instance at that amount with the body's snapshot.
     fn exec_close(&mut self, s: State, call: &'p Expr, span: Span, q: Q<'_, 'p, ()>) {
+        if let ExprKind::Frac { acc, amount } = &call.kind {
+            return self.eval(s, amount, &|v, s, t| {
+                let pi = Term::to_perm(t);
+                if !v.check_nonneg(&s, &pi, call) {
+                    return;
+                }
+                v.close_amount(s, acc, pi, span, q)
+            });
+        }
+        self.close_amount(s, call, Term::write(), span, q)
+    }
+
+    fn close_amount(
+        &mut self,
+        s: State,
+        call: &'p Expr,
+        pi: Term,
+        span: Span,
+        q: Q<'_, 'p, ()>,
+    ) {
         let ExprKind::Call { recv, args, target: Some(p), .. } = &call.kind else {
             return self.internal(&s, span, "close of a non-call");
         };
@@ -658,18 +679,22 @@ impl<'p> Verifier<'p> {
                 let inner = State { heap: s.heap.clone(), old: s.old.clone(), store };
                 let caller_store = s.store.clone();
                 let t0 = t0.clone();
+                let outer_scale = std::mem::replace(&mut v.scale, pi.clone());
                 v.consume_with(
                     Mode::Consume { id: "close.failed", call: Some(span) },
                     inner,
                     std::slice::from_ref(body),
                     &|v, rest, snap| {
+                        let inner_scale = std::mem::replace(&mut v.scale, outer_scale.clone());
                         let back =
                             State { heap: rest.heap, old: rest.old, store: caller_store.clone() };
                         v.after_ghost(&snap);
-                        let c = v.pred_chunk(p, t0.clone(), targs.clone(), snap);
-                        v.add_chunk(back, c, q)
+                        let c = v.pred_chunk(p, t0.clone(), targs.clone(), snap).at(pi.clone());
+                        v.add_chunk(back, c, q);
+                        v.scale = inner_scale;
                     },
-                )
+                );
+                v.scale = outer_scale;
             })
         })
     }

@@ -279,6 +279,11 @@ impl<'p> Verifier<'p> {
         }
         let bounded = !matches!(c.kind, ChunkKind::Pred(..));
         let one = crate::state::term::Rat::ONE;
+        if bounded && !self.no_bounds && constant.is_some_and(|r| r > one) {
+            // A field or element held above `write`: this path is infeasible.
+            self.ledger.pruned += 1;
+            return;
+        }
         let above = |a: &Term, b: &Term| match (a.as_rat(), b.as_rat()) {
             (Some(x), Some(y)) => x.add(y).is_none_or(|sum| sum > one),
             _ => false,
