@@ -99,6 +99,8 @@ pub(super) struct MemberCx<'a> {
     /// Lexical scopes of locals (parameters first): name, type, declaration span.
     pub scopes: Scopes,
     pub errors: &'a mut Vec<InputError>,
+    /// Numbers the bound variables trigger inference adds (section 13, step 5).
+    pub fresh: u32,
 }
 
 impl MemberCx<'_> {
@@ -200,6 +202,15 @@ impl MemberCx<'_> {
                 self.expect(idx, place, Perm::No("as an index"), &Type::Int);
                 match at {
                     Type::Array(t) => *t,
+                    Type::Seq(t) => {
+                        let ExprKind::Index { arr, idx } =
+                            std::mem::replace(&mut e.kind, ExprKind::Null)
+                        else {
+                            unreachable!()
+                        };
+                        e.kind = ExprKind::SeqIndex { seq: arr, idx };
+                        *t
+                    }
                     Type::Unknown => Type::Unknown,
                     t => {
                         self.error(
@@ -243,7 +254,39 @@ impl MemberCx<'_> {
                     }
                 }
             },
+            ExprKind::Binary { op: BinOp::Add, .. } | ExprKind::SeqConcat(..) => self.add(e, place),
             ExprKind::Binary { op, l, r } => self.binary(*op, l, r, place, perm),
+            ExprKind::Quant(_) => self.quant(e, place, perm),
+            ExprKind::SeqLit { .. } => self.seq_lit(e, place),
+            ExprKind::SeqLen(s) => {
+                self.seq_operand(s, place);
+                Type::Int
+            }
+            ExprKind::SeqIndex { seq, idx } => {
+                let t = self.seq_operand(seq, place);
+                self.expect(idx, place, Perm::No("as an index"), &Type::Int);
+                t.map_or(Type::Unknown, |t| *t)
+            }
+            ExprKind::Slice { seq, lo, hi } => {
+                let t = self.seq_operand(seq, place);
+                for b in lo.iter_mut().chain(hi.iter_mut()) {
+                    self.expect(b, place, Perm::No("in a slice"), &Type::Int);
+                }
+                t.map_or(Type::Unknown, Type::Seq)
+            }
+            ExprKind::SeqContains { seq, elem } => {
+                let t = self.seq_operand(seq, place);
+                let want = t.map_or(Type::Unknown, |t| *t);
+                self.expect(elem, place, Perm::No("in `contains`"), &want);
+                Type::Bool
+            }
+            ExprKind::SeqUpdated { seq, idx, val } => {
+                let t = self.seq_operand(seq, place);
+                self.expect(idx, place, Perm::No("as an index"), &Type::Int);
+                let want = t.clone().map_or(Type::Unknown, |t| *t);
+                self.expect(val, place, Perm::No("in `updated`"), &want);
+                t.map_or(Type::Unknown, Type::Seq)
+            }
             ExprKind::Cond { c, a, b } => {
                 self.expect(c, place, Perm::No("in a `?:` condition"), &Type::Bool);
                 let ta = self.expr(a, place, perm);
@@ -342,6 +385,272 @@ impl MemberCx<'_> {
                 self.expr(body, place, Perm::No("inside `using`"))
             }
         }
+    }
+
+    /// `l + r`: integer addition, or concatenation when an operand is a sequence
+    /// (LANGUAGE.md section 14: then both are, of one type); rewritten into
+    /// `SeqConcat`.
+    fn add(&mut self, e: &mut Expr, place: Place) -> Type {
+        let is_binary = matches!(e.kind, ExprKind::Binary { .. });
+        let (l, r) = match &mut e.kind {
+            ExprKind::Binary { l, r, .. } | ExprKind::SeqConcat(l, r) => (l, r),
+            _ => unreachable!("add() on another expression"),
+        };
+        let why = Perm::No("in arithmetic");
+        let tl = self.expr(l, place, why);
+        let tr = self.expr(r, place, why);
+        let seq = matches!(tl, Type::Seq(_)) || matches!(tr, Type::Seq(_));
+        let num = |t: &Type| matches!(t, Type::Int | Type::Perm | Type::Unknown);
+        if !seq
+            && (tl == Type::Perm || tr == Type::Perm)
+            && num(&tl)
+            && num(&tr)
+            && is_binary
+        {
+            // Amounts (LANGUAGE.md section 11).
+            promote(l);
+            promote(r);
+            return Type::Perm;
+        }
+        if !seq {
+            let mut ok = true;
+            for (t, x) in [(&tl, &**l), (&tr, &**r)] {
+                if !converts(self.env, t, &Type::Int) {
+                    self.error(
+                        format!("expected `int`, found `{t}`"),
+                        x.span,
+                        format!("this has type `{t}`"),
+                    );
+                    ok = false;
+                }
+            }
+            if let ExprKind::SeqConcat(..) = e.kind {
+                return Type::Unknown;
+            }
+            return if ok { Type::Int } else { Type::Unknown };
+        }
+        let t = if tl == tr || tr == Type::Unknown {
+            tl
+        } else if tl == Type::Unknown {
+            tr
+        } else {
+            let (elem, other) = if matches!(tl, Type::Seq(_)) { (&tl, &tr) } else { (&tr, &tl) };
+            let hint = if matches!(other, Type::Seq(_)) {
+                String::new()
+            } else {
+                " (to add an element, write `s + seq(x)`)".to_string()
+            };
+            self.error(
+                format!("`+` joins two sequences of one type, not `{tl}` and `{tr}`{hint}"),
+                l.span.to(r.span),
+                format!("a `{elem}` and a `{other}`"),
+            );
+            return Type::Unknown;
+        };
+        if let ExprKind::Binary { .. } = e.kind {
+            let ExprKind::Binary { l, r, .. } = std::mem::replace(&mut e.kind, ExprKind::Null)
+            else {
+                unreachable!()
+            };
+            e.kind = ExprKind::SeqConcat(l, r);
+        }
+        t
+    }
+
+    /// An operand that must be a sequence: its type's element type, or `None` (after
+    /// an error, or when it already had one).
+    fn seq_operand(&mut self, s: &mut Expr, place: Place) -> Option<Box<Type>> {
+        match self.expr(s, place, Perm::No("in a sequence operation")) {
+            Type::Seq(t) => Some(t),
+            Type::Unknown => None,
+            t => {
+                self.error(format!("expected a sequence, found `{t}`"), s.span, "not a sequence");
+                None
+            }
+        }
+    }
+
+    /// `seq<T>(..)` or `seq(..)`: every element converts to `T` (the first element's
+    /// type when `T` is not written; `seq()` needs it written).
+    fn seq_lit(&mut self, e: &mut Expr, place: Place) -> Type {
+        let span = e.span;
+        let ExprKind::SeqLit { elem, elems } = &mut e.kind else { unreachable!() };
+        let why = Perm::No("in a sequence literal");
+        if *elem == Type::Unknown {
+            let Some((first, rest)) = elems.split_first_mut() else {
+                self.error(
+                    "the empty sequence needs its element type: write `seq<T>()`",
+                    span,
+                    "element type unknown",
+                );
+                return Type::Unknown;
+            };
+            let t = self.expr(first, place, why);
+            match &t {
+                Type::Null | Type::Void => {
+                    self.error(
+                        format!(
+                            "cannot infer a sequence's element type from `{t}`: write `seq<T>(..)`"
+                        ),
+                        first.span,
+                        "element type unknown",
+                    );
+                    return Type::Unknown;
+                }
+                Type::Unknown => {
+                    for x in rest.iter_mut() {
+                        self.expr(x, place, why);
+                    }
+                    return Type::Unknown;
+                }
+                _ => {}
+            }
+            *elem = t.clone();
+            for x in rest.iter_mut() {
+                self.expect(x, place, why, &t);
+            }
+        } else {
+            if !self.env.type_exists(elem) {
+                self.error(format!("unknown type `{elem}`"), span, "no class of this name");
+                return Type::Unknown;
+            }
+            if let Some(why) = super::types::malformed(&Type::Seq(Box::new(elem.clone()))) {
+                self.error(why, span, "not a legal type");
+                return Type::Unknown;
+            }
+            let t = elem.clone();
+            for x in elems.iter_mut() {
+                self.expect(x, place, why, &t);
+            }
+        }
+        if let Some(why) = super::types::malformed(&Type::Seq(Box::new(elem.clone()))) {
+            self.error(why, span, "not a legal type");
+            return Type::Unknown;
+        }
+        Type::Seq(Box::new(elem.clone()))
+    }
+
+    /// `s.contains(x)` and `s.updated(i, v)` on a sequence `s`, rewritten into their
+    /// nodes: `Ok(type)`. Otherwise `Err` with the receiver's type if it was checked
+    /// here (a call of that name on something else), for `resolve_call`.
+    fn seq_method(&mut self, e: &mut Expr, place: Place) -> Result<Type, Option<Type>> {
+        let ExprKind::Call { recv: CallRecv::Expr(r), name, args, .. } = &mut e.kind else {
+            return Err(None);
+        };
+        if !matches!(name.name.as_str(), "contains" | "updated") {
+            return Err(None);
+        }
+        // A class name as receiver is a static call (`resolve_call`).
+        if let ExprKind::Name(n) = &r.kind
+            && self.lookup_local(n).is_none()
+            && !self.env.member(self.class, n).is_some_and(|(_, _, s)| s.kind == MemberKind::Field)
+            && (self.env.class(n).is_some() || n == OBJECT)
+        {
+            return Err(None);
+        }
+        let t = self.expr(r, place, Perm::No("as a receiver"));
+        let Type::Seq(elem) = t else { return Err(Some(t)) };
+        let want = args.len();
+        let (arity, what) = if name.name == "contains" { (1, "x") } else { (2, "i, v") };
+        if want != arity {
+            self.error(
+                format!("`{}` on a sequence takes ({what})", name.name),
+                name.span,
+                "wrong number of arguments",
+            );
+            for a in args.iter_mut() {
+                self.expr(a, place, Perm::No("as a call argument"));
+            }
+            return Ok(Type::Unknown);
+        }
+        let seq_t = Type::Seq(elem.clone());
+        let ExprKind::Call { recv: CallRecv::Expr(r), name, mut args, .. } =
+            std::mem::replace(&mut e.kind, ExprKind::Null)
+        else {
+            unreachable!()
+        };
+        if name.name == "contains" {
+            let mut x = args.pop().unwrap_or_else(|| Expr::new(ExprKind::Null, name.span));
+            self.expect(&mut x, place, Perm::No("in `contains`"), &elem);
+            e.kind = ExprKind::SeqContains { seq: r, elem: Box::new(x) };
+            Ok(Type::Bool)
+        } else {
+            let mut v = args.pop().unwrap_or_else(|| Expr::new(ExprKind::Null, name.span));
+            let mut i = args.pop().unwrap_or_else(|| Expr::new(ExprKind::Null, name.span));
+            self.expect(&mut i, place, Perm::No("as an index"), &Type::Int);
+            self.expect(&mut v, place, Perm::No("in `updated`"), &elem);
+            e.kind = ExprKind::SeqUpdated { seq: r, idx: Box::new(i), val: Box::new(v) };
+            Ok(seq_t)
+        }
+    }
+
+    /// A quantifier (LANGUAGE.md section 13; section 12 when its body holds a
+    /// permission): `int` binders that shadow nothing, a `bool` body, triggers checked
+    /// or inferred (`trigger`). Where it may stand is the ghost rule's (`ghost`).
+    fn quant(&mut self, e: &mut Expr, place: Place, perm: Perm) -> Type {
+        let span = e.span;
+        let ExprKind::Quant(q) = &mut e.kind else { unreachable!() };
+        let mut ok = true;
+        self.scopes.enter();
+        for b in &q.vars {
+            if b.ty != Type::Int {
+                self.error(
+                    format!("bound variables have type `int`, not `{}` (nothing else is quantified over)", b.ty),
+                    b.name.span,
+                    "not an `int`",
+                );
+                ok = false;
+            }
+            if let Some((_, _, first)) = self.lookup_local(&b.name.name) {
+                let first = *first;
+                self.errors.push(
+                    InputError::type_error(
+                        format!(
+                            "bound variable `{}` has the name of a local, parameter or bound variable in scope",
+                            b.name.name
+                        ),
+                        b.name.span,
+                        "shadows a name in scope",
+                    )
+                    .with_note(first, "declared here"),
+                );
+                ok = false;
+            }
+            self.scopes.declare(b.name.name.clone(), Type::Int, b.name.span);
+        }
+        let body_ok = self.expect(&mut q.body, place, perm, &Type::Bool);
+        for g in &mut q.triggers {
+            for t in &mut g.terms {
+                self.expr(t, place, Perm::No("in a trigger"));
+            }
+        }
+        self.scopes.leave();
+        let env = self.env;
+        let is_pred =
+            |t: &MemberRef| env.class_sigs[t.class].sigs[t.member].kind == MemberKind::Predicate;
+        q.permission = q.body.any(&mut |x| match &x.kind {
+            ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Untouched(_) => true,
+            ExprKind::Call { target: Some(t), .. } => is_pred(t),
+            _ => false,
+        });
+        if q.permission {
+            if q.kind == QuantKind::Exists {
+                self.error(
+                    "`exists` over permissions is out of scope: a quantified permission is a `forall` (section 12)",
+                    span,
+                    "permission under `exists`",
+                );
+                return Type::Unknown;
+            }
+            // Section 12's shape checks and triggers belong to quantified permissions.
+            return if ok && body_ok { Type::Bool } else { Type::Unknown };
+        }
+        if !(ok && body_ok) {
+            return Type::Unknown;
+        }
+        let pure = |t: MemberRef| env.class_sigs[t.class].sigs[t.member].kind == MemberKind::Pure;
+        super::trigger::resolve(q, span, &pure, &mut self.fresh, self.errors);
+        Type::Bool
     }
 
     fn this_type(&mut self, span: Span) -> Type {
@@ -461,6 +770,16 @@ impl MemberCx<'_> {
                         Type::Unknown
                     }
                 }
+            }
+            Type::Seq(_) if field.name == "length" => {
+                let recv = std::mem::replace(recv, Box::new(Expr::new(ExprKind::Null, e.span)));
+                e.kind = ExprKind::SeqLen(recv);
+                Type::Int
+            }
+            Type::Seq(_) => {
+                let msg = format!("sequences have no field `{}` (only `length`)", field.name);
+                self.error(msg, field.span, "unknown field");
+                Type::Unknown
             }
             Type::Array(_) if field.name == "length" => {
                 let recv = std::mem::replace(recv, Box::new(Expr::new(ExprKind::Null, e.span)));
@@ -756,7 +1075,7 @@ impl MemberCx<'_> {
 
     fn call_kind(&mut self, e: &mut Expr, place: Place, perm: Perm, role: Role) -> Type {
         let span = e.span;
-        let ExprKind::Call { recv, name, args, target } = &mut e.kind else {
+        let ExprKind::Call { .. } = &mut e.kind else {
             let what = match role {
                 Role::Predicate(w) | Role::Pure(w) => w,
                 _ => "this",
@@ -770,7 +1089,12 @@ impl MemberCx<'_> {
             self.expr(e, place, Perm::No("here"));
             return Type::Unknown;
         };
-        let Some((class, mi, sig)) = self.resolve_call(recv, name, place) else {
+        let checked_recv = match self.seq_method(e, place) {
+            Ok(t) => return t,
+            Err(t) => t,
+        };
+        let ExprKind::Call { recv, name, args, target } = &mut e.kind else { unreachable!() };
+        let Some((class, mi, sig)) = self.resolve_call(recv, name, place, checked_recv) else {
             for a in args.iter_mut() {
                 self.expr(a, place, Perm::No("as a call argument"));
             }
@@ -891,6 +1215,7 @@ impl MemberCx<'_> {
         recv: &mut CallRecv,
         name: &Ident,
         place: Place,
+        checked_recv: Option<Type>,
     ) -> Option<(usize, usize, Sig)> {
         let (class, static_recv) = match recv {
             CallRecv::Implicit => (self.class, None),
@@ -916,7 +1241,12 @@ impl MemberCx<'_> {
                     *recv = CallRecv::Static(n);
                     (ci, Some(true))
                 } else {
-                    match self.expr(r, place, Perm::No("as a receiver")) {
+                    // A receiver `seq_method` checked already keeps its type.
+                    let t = match checked_recv {
+                        Some(t) => t,
+                        None => self.expr(r, place, Perm::No("as a receiver")),
+                    };
+                    match t {
                         Type::Class(c) if self.env.class(&c).is_some() => {
                             (self.env.class(&c)?, Some(false))
                         }

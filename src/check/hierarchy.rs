@@ -248,49 +248,13 @@ pub(super) fn inherit_contracts(program: &mut Program, env: &Env, complete: &Has
 /// parameter names stay apart). Only unchecked `Name`s are renamed: field names and
 /// member names are not variables.
 fn rename_names(e: &mut Expr, map: &HashMap<String, String>) {
-    match &mut e.kind {
-        ExprKind::Name(x) => {
-            if let Some(y) = map.get(x.as_str()) {
-                *x = y.clone();
-            }
+    if let ExprKind::Name(x) = &mut e.kind {
+        if let Some(y) = map.get(x.as_str()) {
+            *x = y.clone();
         }
-        ExprKind::Int(_)
-        | ExprKind::BigInt(_)
-        | ExprKind::Bool(_)
-        | ExprKind::Null
-        | ExprKind::This
-        | ExprKind::Result
-        | ExprKind::Write
-        | ExprKind::NoPerm
-        | ExprKind::Local(_) => {}
-        ExprKind::Field { recv, .. } => rename_names(recv, map),
-        ExprKind::Length(a)
-        | ExprKind::Old(a)
-        | ExprKind::Acc(a)
-        | ExprKind::AccArray(a)
-        | ExprKind::Untouched(a)
-        | ExprKind::PermOf(a)
-        | ExprKind::Unary { e: a, .. } => rename_names(a, map),
-        ExprKind::Index { arr: a, idx: b }
-        | ExprKind::Binary { l: a, r: b, .. }
-        | ExprKind::Opening { pred: a, body: b }
-        | ExprKind::Frac { acc: a, amount: b }
-        | ExprKind::Using { call: a, body: b } => {
-            rename_names(a, map);
-            rename_names(b, map);
-        }
-        ExprKind::Cond { c, a, b } => {
-            rename_names(c, map);
-            rename_names(a, map);
-            rename_names(b, map);
-        }
-        ExprKind::Call { recv, args, .. } => {
-            if let CallRecv::Expr(r) = recv {
-                rename_names(r, map);
-            }
-            for a in args {
-                rename_names(a, map);
-            }
-        }
+        return;
+    }
+    for c in e.children_mut() {
+        rename_names(c, map);
     }
 }

@@ -11,11 +11,14 @@
 //! code or assertion they sit in); `stmt` checks statements and member bodies; `types`
 //! holds the type relations; `hierarchy` checks `implements` and `extends` and copies
 //! interface contracts into the class members that inherit them (LANGUAGE.md
-//! section 10).
+//! section 10); `trigger` checks written triggers and infers the others (section 13);
+//! `ghost` enforces the ghost rule of sections 13-14 on the typed program.
 
 mod expr;
+pub mod ghost;
 mod hierarchy;
 mod stmt;
+pub mod trigger;
 pub mod types;
 
 use crate::syntax::InputError;
@@ -146,7 +149,7 @@ impl Env {
     pub fn type_exists(&self, t: &Type) -> bool {
         match t {
             Type::Class(c) => c == OBJECT || self.classes.contains_key(c),
-            Type::Array(t) => self.type_exists(t),
+            Type::Array(t) | Type::Seq(t) => self.type_exists(t),
             _ => true,
         }
     }
@@ -181,6 +184,10 @@ pub fn check(mut program: Program) -> Result<Program, Vec<InputError>> {
         }
     }
     if errors.is_empty() {
+        // On a typed program only: the ghost rule needs every expression's type.
+        ghost::check(&program, &mut errors);
+    }
+    if errors.is_empty() {
         Ok(program)
     } else {
         errors.sort_by_key(|e| e.span.map(|s| (s.start, s.end)));
@@ -205,6 +212,22 @@ fn check_type(env: &Env, t: &Type, span: Span, errors: &mut Vec<InputError>) {
         ));
     } else if perm_elements(t) {
         errors.push(perm_elements_error(span));
+    } else if let Some(why) = types::malformed(t) {
+        errors.push(InputError::type_error(why, span, "not a legal type"));
+    }
+}
+
+/// A sequence type where LANGUAGE.md section 14 allows none (fields, non-pure
+/// methods' results: ghost fields and ghost results are out of scope).
+fn no_sequence(t: &Type, what: &str, span: Span, errors: &mut Vec<InputError>) {
+    if matches!(t, Type::Seq(_)) {
+        errors.push(InputError::type_error(
+            format!(
+                "{what} cannot have the sequence type `{t}`: sequences are ghost values, only for locals, parameters, pure methods' results and predicate parameters"
+            ),
+            span,
+            "sequence type not allowed here",
+        ));
     }
 }
 
@@ -295,7 +318,31 @@ fn member_declaration(env: &Env, class: &str, m: &Member, errors: &mut Vec<Input
         }
     }
     if !matches!(m.kind, MemberKind::Constructor | MemberKind::Predicate) {
-        check_type(env, &m.ty, type_span(&m.ty, m.span.start, m.name.span), errors);
+        let span = type_span(&m.ty, m.span.start, m.name.span);
+        check_type(env, &m.ty, span, errors);
+        match m.kind {
+            MemberKind::Field => no_sequence(&m.ty, "a field", span, errors),
+            MemberKind::Method => {
+                no_sequence(&m.ty, "the result of a non-pure method", span, errors)
+            }
+            _ => {}
+        }
+    }
+    // LANGUAGE.md section 15: `decreases` on pure methods only, at most once.
+    for (i, d) in m.decreases.iter().enumerate() {
+        if m.kind != MemberKind::Pure {
+            errors.push(InputError::type_error(
+                "`decreases` is only allowed on pure methods (termination measures of methods and loops are out of scope)",
+                d.span,
+                "not a pure method",
+            ));
+        } else if i > 0 {
+            errors.push(InputError::type_error(
+                "a pure method may declare one `decreases` clause",
+                d.span,
+                "second `decreases`",
+            ));
+        }
     }
     if m.kind == MemberKind::Field && m.ty == Type::Perm {
         errors.push(perm_elements_error(type_span(&m.ty, m.span.start, m.name.span)));

@@ -32,6 +32,7 @@ pub(super) fn member(env: &Env, class: usize, m: &mut Member, errors: &mut Vec<I
         ret: m.ty.clone(),
         scopes: crate::check::expr::Scopes::new(params),
         errors,
+        fresh: 0,
     };
     let (pre, post, body) = match m.kind {
         MemberKind::Pure => (Place::PurePre, Place::PurePost, Place::PureBody),
@@ -44,6 +45,17 @@ pub(super) fn member(env: &Env, class: usize, m: &mut Member, errors: &mut Vec<I
     for e in &mut m.ensures {
         cx.assertion(e, post);
     }
+    // LANGUAGE.md section 15: the measure is an `int` over the parameters, evaluated
+    // like an `ensures` without `result` (so as a pure precondition is).
+    for d in &mut m.decreases {
+        cx.expect(d, Place::PurePre, Perm::No("in a `decreases` measure"), &Type::Int);
+    }
+    if m.kind == MemberKind::Pure {
+        let name = m.name.name.clone();
+        for e in &m.ensures {
+            self_call(e, class, &name, cx.errors);
+        }
+    }
     match &mut m.body {
         Body::None => {}
         Body::Block(b) => cx.block(b),
@@ -52,6 +64,30 @@ pub(super) fn member(env: &Env, class: usize, m: &mut Member, errors: &mut Vec<I
             let ret = m.ty.clone();
             cx.expect(e, body, Perm::No("in the body of a pure method"), &ret);
         }
+    }
+}
+
+/// LANGUAGE.md section 15: a pure method's `ensures` may not call the method itself.
+fn self_call(e: &Expr, class: usize, name: &str, errors: &mut Vec<InputError>) {
+    let mut found: Option<Span> = None;
+    e.any(&mut |x| {
+        if let ExprKind::Call { target: Some(t), name: n, .. } = &x.kind
+            && t.class == class
+            && n.name == name
+        {
+            found = Some(x.span);
+            return true;
+        }
+        false
+    });
+    if let Some(span) = found {
+        errors.push(InputError::type_error(
+            format!(
+                "the postcondition of pure method `{name}` calls `{name}` itself: state it about `result` instead"
+            ),
+            span,
+            "recursive call in its own postcondition",
+        ));
     }
 }
 
@@ -74,11 +110,14 @@ impl MemberCx<'_> {
                 let ty = if super::perm_elements(ty) {
                     self.errors.push(super::perm_elements_error(ty_span));
                     Type::Unknown
-                } else if self.env.type_exists(ty) {
-                    ty.clone()
-                } else {
+                } else if !self.env.type_exists(ty) {
                     self.error(format!("unknown type `{ty}`"), ty_span, "no class of this name");
                     Type::Unknown
+                } else if let Some(why) = super::types::malformed(ty) {
+                    self.error(why, ty_span, "not a legal type");
+                    Type::Unknown
+                } else {
+                    ty.clone()
                 };
                 if let Some(rhs) = init {
                     self.rhs(rhs, &ty);
@@ -208,8 +247,12 @@ impl MemberCx<'_> {
                     self.errors.push(super::perm_elements_error(span));
                     return;
                 }
-                if self.env.type_exists(elem) {
-                    Type::Array(Box::new(elem.clone()))
+                let arr = Type::Array(Box::new(elem.clone()));
+                if let Some(why) = super::types::malformed(&arr) {
+                    self.error(why, span, "not a legal type");
+                    Type::Unknown
+                } else if self.env.type_exists(elem) {
+                    arr
                 } else {
                     self.error(format!("unknown type `{elem}`"), span, "no class of this name");
                     Type::Unknown

@@ -94,17 +94,7 @@ fn assert_resolved(e: &Expr) {
             }
             v
         }
-        ExprKind::Length(a)
-        | ExprKind::Unary { e: a, .. }
-        | ExprKind::Old(a)
-        | ExprKind::Acc(a)
-        | ExprKind::AccArray(a)
-        | ExprKind::Untouched(a) => vec![a],
-        ExprKind::Index { arr: a, idx: b }
-        | ExprKind::Binary { l: a, r: b, .. }
-        | ExprKind::Opening { pred: a, body: b }
-        | ExprKind::Using { call: a, body: b } => vec![a, b],
-        ExprKind::Cond { c, a, b } => vec![c, a, b],
+        _ => e.children(),
     };
     kids.into_iter().for_each(assert_resolved);
 }

@@ -29,6 +29,24 @@ impl Hierarchy for () {
     }
 }
 
+/// Why a (declared or written) type is not legal, if it is not: a sequence of arrays or
+/// of `void` (LANGUAGE.md section 14), an array of sequences.
+pub fn malformed(t: &Type) -> Option<String> {
+    match t {
+        Type::Seq(e) => match &**e {
+            Type::Array(_) | Type::Void | Type::Null => Some(format!(
+                "`{t}` is not a legal type: sequence elements are `int`, `bool`, classes, interfaces or sequences"
+            )),
+            e => malformed(e),
+        },
+        Type::Array(e) if matches!(**e, Type::Seq(_)) => Some(format!(
+            "`{t}` is not a legal type: arrays of sequences are out of scope (sequences are ghost values)"
+        )),
+        Type::Array(e) => malformed(e),
+        _ => None,
+    }
+}
+
 fn is_ref(t: &Type) -> bool {
     matches!(t, Type::Class(_) | Type::Array(_) | Type::Null)
 }

@@ -53,6 +53,8 @@ fn wrap_variant(s: Sort) -> usize {
         Sort::Snap => 1,
         // No snapshot holds an amount (no `perm` fields or elements): never reached.
         Sort::Perm => 2,
+        // Sequences are wrapped by uninterpreted functions (`Backend::seq_wrap`).
+        Sort::Seq(..) => 1,
     }
 }
 
@@ -129,6 +131,13 @@ impl Backend {
         // SAFETY: a new context, configured and given an error handler before use; every
         // object made below belongs to it.
         unsafe {
+            // E-matching only (LANGUAGE.md section 13): no model-based quantifier
+            // instantiation, in every context this process makes.
+            static GLOBAL: std::sync::Once = std::sync::Once::new();
+            GLOBAL.call_once(|| {
+                let (k, v) = (c"smt.mbqi", c"false");
+                Z3_global_param_set(k.as_ptr(), v.as_ptr());
+            });
             let cfg = ok(Z3_mk_config(), "a configuration");
             let ctx = ok(Z3_mk_context(cfg), "a context");
             Z3_del_config(cfg);
@@ -157,6 +166,7 @@ impl Backend {
                 timeout_set: false,
             };
             b.set_param("model", Param::Bool(true));
+
             // Ctrl-C is the driver's (it stops the run); Z3 must not turn it into a
             // query's `unknown` (a reported timeout).
             b.set_param("ctrl_c", Param::Bool(false));
@@ -210,6 +220,82 @@ impl Backend {
                 // SAFETY: sorts of this context.
                 ok(unsafe { Z3_mk_array_sort(self.ctx, self.int, elem) }, "an array sort")
             }
+            Sort::Seq(..) => {
+                let elem = self.sort(s.seq_elem());
+                // SAFETY: sorts of this context.
+                ok(unsafe { Z3_mk_seq_sort(self.ctx, elem) }, "a sequence sort")
+            }
+        }
+    }
+
+    /// `fromSeq`/`toSeq` of a sequence sort: uninterpreted functions between it and
+    /// Snap (the Snap datatype has no variant per sequence sort; `Term::unwrap` folds
+    /// `toSeq(fromSeq(s))` syntactically, which is all the rules rely on).
+    fn seq_wrap(&mut self, sort: Sort, wrap: bool) -> Z3_func_decl {
+        let name = format!("{}{sort:?}", if wrap { "from" } else { "to" });
+        let f = if wrap {
+            Func { name: name.into(), domain: vec![sort].into(), range: Sort::Snap }
+        } else {
+            Func { name: name.into(), domain: vec![Sort::Snap].into(), range: sort }
+        };
+        self.func(&f)
+    }
+
+    /// A quantifier over the constants `vars` with the trigger groups `groups`; with no
+    /// group, a pattern no ground term matches (an uninterpreted function applied to
+    /// the bound variables, which occurs nowhere else), so Z3 never instantiates it.
+    fn quantifier(&mut self, t: &Term, forall: bool) -> Option<Z3_ast> {
+        let (vars, groups, body) = t.quant_parts();
+        let c = self.ctx;
+        let bound: Vec<Z3_app> = vars
+            .iter()
+            .map(|v| {
+                let a = self.translate(v);
+                // SAFETY: a constant of this context.
+                ok(unsafe { Z3_to_app(c, a) }, "a bound variable")
+            })
+            .collect();
+        let mut patterns: Vec<Z3_pattern> = vec![];
+        for g in &groups {
+            let terms: Vec<Z3_ast> = g.iter().map(|x| self.translate(x)).collect();
+            // SAFETY: the array lives across the call.
+            if let Some(p) = unsafe { Z3_mk_pattern(c, terms.len() as u32, terms.as_ptr()) } {
+                patterns.push(p);
+            }
+        }
+        if patterns.is_empty() {
+            let dom: Vec<Sort> = vars.iter().map(|v| v.sort()).collect();
+            let f = Func { name: "no$trigger".into(), domain: dom.into(), range: Sort::Bool };
+            let d = self.func(&f);
+            let args: Vec<Z3_ast> = vars.iter().map(|v| self.translate(v)).collect();
+            let app = self.app(d, &args);
+            // SAFETY: as above.
+            patterns.push(ok(unsafe { Z3_mk_pattern(c, 1, [app].as_ptr()) }, "a pattern"));
+        }
+        let b = self.translate(body);
+        // SAFETY: the arrays live across the call; every AST is of this context.
+        unsafe {
+            if forall {
+                Z3_mk_forall_const(
+                    c,
+                    0,
+                    bound.len() as u32,
+                    bound.as_ptr(),
+                    patterns.len() as u32,
+                    patterns.as_ptr(),
+                    b,
+                )
+            } else {
+                Z3_mk_exists_const(
+                    c,
+                    0,
+                    bound.len() as u32,
+                    bound.as_ptr(),
+                    patterns.len() as u32,
+                    patterns.as_ptr(),
+                    b,
+                )
+            }
         }
     }
 
@@ -256,6 +342,23 @@ impl Backend {
     fn translate_new(&mut self, t: &Term) -> Z3_ast {
         if let Some(d) = self.shape_test(t) {
             return d;
+        }
+        match t.op() {
+            Op::Quant(b) => {
+                let forall = b.forall;
+                return ok(self.quantifier(t, forall), "a quantifier");
+            }
+            Op::Wrap(s @ Sort::Seq(..)) => {
+                let f = self.seq_wrap(*s, true);
+                let a = self.translate(&t.args()[0]);
+                return self.app(f, &[a]);
+            }
+            Op::Unwrap(s @ Sort::Seq(..)) => {
+                let f = self.seq_wrap(*s, false);
+                let a = self.translate(&t.args()[0]);
+                return self.app(f, &[a]);
+            }
+            _ => {}
         }
         let a: Vec<Z3_ast> = t.args().iter().map(|x| self.translate(x)).collect();
         let c = self.ctx;
@@ -312,6 +415,14 @@ impl Backend {
                 Op::Select => Z3_mk_select(c, a[0], a[1]),
                 Op::Store => Z3_mk_store(c, a[0], a[1], a[2]),
                 Op::ConstArr(_) => Z3_mk_const_array(c, self.int, a[0]),
+                Op::Quant(_) => unreachable!("translated above"),
+                Op::SeqEmpty(s) => Z3_mk_seq_empty(c, self.sort(*s)),
+                Op::SeqUnit => Z3_mk_seq_unit(c, a[0]),
+                Op::SeqConcat => Z3_mk_seq_concat(c, 2, a.as_ptr()),
+                Op::SeqLen => Z3_mk_seq_length(c, a[0]),
+                Op::SeqAt => Z3_mk_seq_nth(c, a[0], a[1]),
+                Op::SeqExtract => Z3_mk_seq_extract(c, a[0], a[1], a[2]),
+                Op::SeqContains => Z3_mk_seq_contains(c, a[0], a[1]),
             }
         };
         ok(r, "a term")
@@ -378,6 +489,9 @@ impl Backend {
         {
             Z3_L_TRUE => Sat::Sat,
             Z3_L_FALSE => Sat::Unsat,
+            // E-matching ran out of instances (no model-based instantiation): the
+            // query is not proved, and nothing timed out (LANGUAGE.md section 13).
+            _ if self.incomplete() => Sat::Sat,
             _ => Sat::Unknown,
         };
         if let Some(path) = dumped {
@@ -388,6 +502,17 @@ impl Backend {
                 .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
         }
         r
+    }
+
+    /// Did the last `unknown` come from incompleteness (quantifiers, sequences) rather
+    /// than a limit?
+    fn incomplete(&self) -> bool {
+        // SAFETY: the string is copied before the next call into Z3.
+        let why = unsafe {
+            let s = Z3_solver_get_reason_unknown(self.ctx, self.solver);
+            if s.is_null() { String::new() } else { CStr::from_ptr(s).to_string_lossy().into_owned() }
+        };
+        why.contains("incomplete")
     }
 
     /// Values of `terms` in a model of the assertions plus `t` (for counterexamples),

@@ -47,6 +47,16 @@ impl<'p> Interp<'p> {
 
     fn eval_kind(&self, cx: &Cx<'_>, e: &'p Expr) -> R<Value> {
         match &e.kind {
+            // Quantifiers and sequences (LANGUAGE.md sections 13-14) are not run yet:
+            // a run that meets one stops without a verdict, as when its budget ends.
+            ExprKind::Quant(_)
+            | ExprKind::SeqLit { .. }
+            | ExprKind::SeqLen(_)
+            | ExprKind::SeqIndex { .. }
+            | ExprKind::Slice { .. }
+            | ExprKind::SeqConcat(..)
+            | ExprKind::SeqContains { .. }
+            | ExprKind::SeqUpdated { .. } => Err(super::error::Stop::OutOfSteps),
             ExprKind::Int(n) => Ok(Value::int(*n)),
             ExprKind::BigInt(s) => Ok(Value::Int(s.parse::<BigInt>().unwrap_or_default())),
             ExprKind::Bool(b) => Ok(Value::Bool(*b)),

@@ -151,26 +151,5 @@ impl Layout {
 /// Does `e` mention `old(..)` or `untouched(..)` anywhere (so a frame must keep its
 /// entry heap)?
 pub fn mentions_old(e: &Expr) -> bool {
-    let mut stack = vec![e];
-    while let Some(e) = stack.pop() {
-        match &e.kind {
-            ExprKind::Old(_) | ExprKind::Untouched(_) => return true,
-            ExprKind::Field { recv, .. } => stack.push(recv),
-            ExprKind::Length(a) | ExprKind::Acc(a) | ExprKind::AccArray(a) => stack.push(a),
-            ExprKind::Unary { e, .. } => stack.push(e),
-            ExprKind::Index { arr, idx } => stack.extend([&**arr, &**idx]),
-            ExprKind::Binary { l, r, .. } => stack.extend([&**l, &**r]),
-            ExprKind::Cond { c, a, b } => stack.extend([&**c, &**a, &**b]),
-            ExprKind::Opening { pred, body } => stack.extend([&**pred, &**body]),
-            ExprKind::Using { call, body } => stack.extend([&**call, &**body]),
-            ExprKind::Call { recv, args, .. } => {
-                if let crate::syntax::ast::CallRecv::Expr(r) = recv {
-                    stack.push(r);
-                }
-                stack.extend(args.iter());
-            }
-            _ => {}
-        }
-    }
-    false
+    e.any(&mut |e| matches!(e.kind, ExprKind::Old(_) | ExprKind::Untouched(_)))
 }

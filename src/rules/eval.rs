@@ -41,12 +41,22 @@ impl<'p> Verifier<'p> {
             return;
         }
         stacker::maybe_grow(crate::rules::STACK_RED_ZONE, crate::rules::STACK_SEGMENT, || {
+            if !self.watch.is_empty() && self.watch.get(&e.span).is_some_and(|t| t.is_none()) {
+                // A trigger term of a quantifier being evaluated: note its term.
+                return self.eval_expr(s, e, &|v, s, t| {
+                    if let Some(slot) = v.watch.get_mut(&e.span)
+                        && slot.is_none()
+                    {
+                        *slot = Some(t.clone());
+                    }
+                    q(v, s, t)
+                });
+            }
             if e.ty == crate::syntax::ast::Type::Perm {
                 // An `int` read as an amount (LANGUAGE.md section 11).
-                self.eval_expr(s, e, &|v, s, t| q(v, s, Term::to_perm(t)))
-            } else {
-                self.eval_expr(s, e, q)
+                return self.eval_expr(s, e, &|v, s, t| q(v, s, Term::to_perm(t)));
             }
+            self.eval_expr(s, e, q)
         })
     }
 
@@ -190,6 +200,19 @@ impl<'p> Verifier<'p> {
             ExprKind::Write => q(self, s, Term::write()),
             ExprKind::NoPerm => q(self, s, Term::none()),
             ExprKind::PermOf(loc) => self.perm_of(s, loc, q),
+            ExprKind::Quant(qn) if qn.permission => self.internal(
+                &s,
+                e.span,
+                "unsupported: quantified permissions (LANGUAGE.md section 12) are not verified yet",
+            ),
+            ExprKind::Quant(qn) => self.eval_quant(s, qn, q),
+            ExprKind::SeqLit { .. }
+            | ExprKind::SeqLen(_)
+            | ExprKind::SeqIndex { .. }
+            | ExprKind::Slice { .. }
+            | ExprKind::SeqConcat(..)
+            | ExprKind::SeqContains { .. }
+            | ExprKind::SeqUpdated { .. } => self.eval_seq(s, e, q),
         }
     }
 

@@ -34,6 +34,7 @@ pub mod ghost;
 pub mod info;
 pub mod ledger;
 pub mod merge;
+pub mod quant;
 pub mod produce;
 pub mod show;
 
@@ -173,6 +174,9 @@ pub struct Verifier<'p> {
     pub defs: definition::Defs,
     /// This verifier translates definitions (it never translates on demand).
     pub translating: bool,
+    /// Spans of trigger terms of the quantifiers being evaluated, with the first term
+    /// each evaluated to (`rules/quant.rs`).
+    pub watch: HashMap<Span, Option<Term>>,
     /// The pure method being translated (by the translator).
     pub target: Option<crate::syntax::ast::MemberRef>,
     translator: Option<Box<Verifier<'p>>>,
@@ -223,11 +227,16 @@ pub const MAX_CLOSE: u32 = 4;
 /// Bound on nested inferred opens for one access.
 pub const MAX_OPEN: u32 = 4;
 
+use crate::state::term::Elem;
+
 pub fn sort_of(ty: &Type) -> Sort {
     match ty {
         Type::Int => Sort::Int,
         Type::Bool => Sort::Bool,
         Type::Perm => Sort::Perm,
+        // A sequence sort per element sort (LANGUAGE.md section 14); nesting beyond
+        // 255 levels cannot be written within the parser's depth bound.
+        Type::Seq(t) => sort_of(t).seq_of().unwrap_or(Sort::Seq(Elem::Int, 1)),
         _ => Sort::Ref,
     }
 }
@@ -293,6 +302,7 @@ impl<'p> Verifier<'p> {
             births: Default::default(),
             defs,
             translating: false,
+            watch: HashMap::new(),
             target: None,
             translator: None,
             instantiated: Default::default(),

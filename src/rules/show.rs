@@ -37,7 +37,11 @@ pub fn expr(e: &Expr) -> String {
 fn prec(e: &Expr) -> u8 {
     use crate::syntax::ast::BinOp::*;
     match &e.kind {
-        ExprKind::Cond { .. } | ExprKind::Opening { .. } | ExprKind::Using { .. } => 1,
+        ExprKind::Cond { .. }
+        | ExprKind::Opening { .. }
+        | ExprKind::Using { .. }
+        | ExprKind::Quant(_) => 1,
+        ExprKind::SeqConcat(..) => 7,
         ExprKind::Binary { op, .. } => match op {
             Implies => 2,
             Or => 3,
@@ -180,6 +184,70 @@ fn write(e: &Expr, out: &mut String, outer: u8) {
             write(call, out, 10);
             out.push_str(" in ");
             write(body, out, 1);
+        }
+        ExprKind::Quant(q) => {
+            out.push_str(q.kind.keyword());
+            for (i, b) in q.vars.iter().enumerate() {
+                out.push_str(if i == 0 { " " } else { ", " });
+                out.push_str(&format!("{} {}", b.ty, b.name.name));
+            }
+            out.push_str(" ::");
+            // The triggers in use, written or inferred (section 13: `--trace` shows them).
+            for t in &q.triggers {
+                out.push_str(" {");
+                for (i, x) in t.terms.iter().enumerate() {
+                    out.push_str(if i == 0 { " " } else { ", " });
+                    write(x, out, 0);
+                }
+                out.push_str(" }");
+            }
+            out.push(' ');
+            write(&q.body, out, 1);
+        }
+        ExprKind::SeqLit { elem, elems } => {
+            out.push_str(&format!("seq<{elem}>"));
+            args(elems, out);
+        }
+        ExprKind::SeqLen(x) => {
+            write(x, out, 10);
+            out.push_str(".length");
+        }
+        ExprKind::SeqIndex { seq, idx } => {
+            write(seq, out, 10);
+            out.push('[');
+            write(idx, out, 0);
+            out.push(']');
+        }
+        ExprKind::Slice { seq, lo, hi } => {
+            write(seq, out, 10);
+            out.push('[');
+            if let Some(lo) = lo {
+                write(lo, out, 0);
+            }
+            out.push_str("..");
+            if let Some(hi) = hi {
+                write(hi, out, 0);
+            }
+            out.push(']');
+        }
+        ExprKind::SeqConcat(l, r) => {
+            write(l, out, 7);
+            out.push_str(" + ");
+            write(r, out, 8);
+        }
+        ExprKind::SeqContains { seq, elem } => {
+            write(seq, out, 10);
+            out.push_str(".contains(");
+            write(elem, out, 0);
+            out.push(')');
+        }
+        ExprKind::SeqUpdated { seq, idx, val } => {
+            write(seq, out, 10);
+            out.push_str(".updated(");
+            write(idx, out, 0);
+            out.push_str(", ");
+            write(val, out, 0);
+            out.push(')');
         }
     }
     if paren {

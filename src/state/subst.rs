@@ -20,6 +20,7 @@ impl Term {
             | Op::Class(..)
             | Op::Null
             | Op::Rat(..)
+            | Op::SeqEmpty(_)
             | Op::Unit => {
                 // Leaves have no arguments; `substitute` handles symbols itself.
                 match op {
@@ -32,6 +33,7 @@ impl Term {
                     Op::Rat(n, d) => {
                         Term::rat(crate::state::term::Rat::new(*n, *d))
                     }
+                    Op::SeqEmpty(s) => Term::seq_empty(*s),
                     _ => Term::unit(),
                 }
             }
@@ -61,6 +63,24 @@ impl Term {
             Op::Select => Term::select(a(0), a(1)),
             Op::Store => Term::store(a(0), a(1), a(2)),
             Op::ConstArr(e) => Term::const_arr(*e, a(0)),
+            Op::Quant(b) => {
+                // Arguments: bound variables, trigger groups, body.
+                let n = b.nvars as usize;
+                let mut at = n;
+                let mut groups = vec![];
+                for &g in b.groups.iter() {
+                    groups.push(args[at..at + g as usize].to_vec());
+                    at += g as usize;
+                }
+                let body = args[args.len() - 1].clone();
+                Term::quant(b.forall, args[..n].to_vec(), groups, body)
+            }
+            Op::SeqUnit => Term::seq_unit(a(0)).unwrap_or_else(|| a(0)),
+            Op::SeqConcat => Term::seq_concat(a(0), a(1)),
+            Op::SeqLen => Term::seq_len(a(0)),
+            Op::SeqAt => Term::seq_at(a(0), a(1)),
+            Op::SeqExtract => Term::seq_extract(a(0), a(1), a(2)),
+            Op::SeqContains => Term::seq_contains(a(0), a(1)),
         }
     }
 

@@ -29,6 +29,9 @@ pub enum Sort {
     Arr(Elem),
     /// Permission amounts: the rationals (Z3's Real).
     Perm,
+    /// A finite sequence (LANGUAGE.md section 14) nested `depth` >= 1 times over the
+    /// base sort: `seq<int>` is `Seq(Int, 1)`, `seq<seq<Node>>` is `Seq(Ref, 2)`.
+    Seq(Elem, u8),
 }
 
 impl Sort {
@@ -39,6 +42,39 @@ impl Sort {
             Elem::Ref => Sort::Ref,
         }
     }
+
+    /// The sort of a sequence's elements (`self` must be a sequence sort).
+    pub fn seq_elem(self) -> Sort {
+        match self {
+            Sort::Seq(e, d) if d > 1 => Sort::Seq(e, d - 1),
+            Sort::Seq(e, _) => Sort::of_elem(e),
+            other => other,
+        }
+    }
+
+    /// The sort of sequences of `self` (`None` for snapshots and arrays).
+    pub fn seq_of(self) -> Option<Sort> {
+        Some(match self {
+            Sort::Int => Sort::Seq(Elem::Int, 1),
+            Sort::Bool => Sort::Seq(Elem::Bool, 1),
+            Sort::Ref => Sort::Seq(Elem::Ref, 1),
+            Sort::Seq(e, d) => Sort::Seq(e, d.checked_add(1)?),
+            Sort::Snap | Sort::Arr(_) | Sort::Perm => return None,
+        })
+    }
+}
+
+/// The shape of a quantifier term: its arguments are the bound variables (`Var`
+/// terms, fresh symbols of the member), then the trigger groups' terms one group
+/// after another (`groups` gives their sizes), then the body. Keeping them all as
+/// arguments lets substitution and re-interning treat quantifiers like any term.
+/// No trigger group: nothing may instantiate it (LANGUAGE.md section 13), and the
+/// solver is given a pattern no term matches rather than left to pick its own.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Binding {
+    pub forall: bool,
+    pub nvars: u32,
+    pub groups: Rc<[u32]>,
 }
 
 /// A function symbol of the program: a pure method `C.p` with its domain
@@ -101,6 +137,22 @@ pub enum Op {
     Store,
     /// The array holding one value everywhere (default contents of `new T[n]`).
     ConstArr(Elem),
+    /// `∀`/`∃` over `Binding::vars`, with its triggers; the one argument is the body.
+    Quant(Binding),
+    /// The empty sequence of a sequence sort.
+    SeqEmpty(Sort),
+    /// The sequence of one element.
+    SeqUnit,
+    /// Concatenation of two sequences.
+    SeqConcat,
+    /// The length of a sequence.
+    SeqLen,
+    /// `s[i]` (defined when `0 ≤ i < |s|`; the rules check that).
+    SeqAt,
+    /// `extract(s, offset, length)`: the slice `s[offset .. offset + length]`.
+    SeqExtract,
+    /// `contains(s, t)`: `t` is a subsequence of `s` (membership with `t` a unit).
+    SeqContains,
 }
 
 pub struct Node {
@@ -386,6 +438,7 @@ impl Term {
             Sort::Snap => Term::unit(),
             Sort::Arr(e) => Term::const_arr(e, Term::default_of(Sort::of_elem(e))),
             Sort::Perm => Term::none(),
+            Sort::Seq(..) => Term::seq_empty(sort),
         }
     }
 
@@ -664,6 +717,88 @@ impl Term {
     pub fn const_arr(e: Elem, v: Term) -> Term {
         mk(Op::ConstArr(e), Sort::Arr(e), vec![v])
     }
+
+    // ----- quantifiers -----
+    /// `∀ vars. body` (or `∃`) with trigger groups; a body without the bound
+    /// variables is the body itself.
+    pub fn quant(forall: bool, vars: Vec<Term>, triggers: Vec<Vec<Term>>, body: Term) -> Term {
+        if body.as_bool().is_some() || vars.is_empty() {
+            return body;
+        }
+        let binding = Binding {
+            forall,
+            nvars: vars.len() as u32,
+            groups: triggers.iter().map(|g| g.len() as u32).collect::<Vec<_>>().into(),
+        };
+        let mut args = vars;
+        args.extend(triggers.into_iter().flatten());
+        args.push(body);
+        mk(Op::Quant(binding), Sort::Bool, args)
+    }
+
+    /// A quantifier's bound variables, trigger groups and body (empty parts for any
+    /// other term, whose "body" is itself).
+    pub fn quant_parts(&self) -> (&[Term], Vec<&[Term]>, &Term) {
+        let Op::Quant(b) = self.op() else { return (&[], vec![], self) };
+        let a = self.args();
+        let n = b.nvars as usize;
+        let mut groups = vec![];
+        let mut at = n;
+        for &g in b.groups.iter() {
+            let g = g as usize;
+            groups.push(&a[at..at + g]);
+            at += g;
+        }
+        (&a[..n], groups, &a[a.len() - 1])
+    }
+
+    // ----- sequences -----
+    pub fn seq_empty(sort: Sort) -> Term {
+        mk(Op::SeqEmpty(sort), sort, vec![])
+    }
+    /// `seq(x)`; `None` when `x`'s sort has no sequences (snapshots, arrays).
+    pub fn seq_unit(x: Term) -> Option<Term> {
+        let sort = x.sort().seq_of()?;
+        Some(mk(Op::SeqUnit, sort, vec![x]))
+    }
+    pub fn seq_concat(a: Term, b: Term) -> Term {
+        if matches!(a.op(), Op::SeqEmpty(_)) {
+            return b;
+        }
+        if matches!(b.op(), Op::SeqEmpty(_)) {
+            return a;
+        }
+        let sort = a.sort();
+        mk(Op::SeqConcat, sort, vec![a, b])
+    }
+    pub fn seq_len(s: Term) -> Term {
+        match s.op() {
+            Op::SeqEmpty(_) => Term::int(0),
+            Op::SeqUnit => Term::int(1),
+            Op::SeqConcat => Term::add(
+                Term::seq_len(s.args()[0].clone()),
+                Term::seq_len(s.args()[1].clone()),
+            ),
+            _ => mk(Op::SeqLen, Sort::Int, vec![s]),
+        }
+    }
+    pub fn seq_at(s: Term, i: Term) -> Term {
+        let sort = s.sort().seq_elem();
+        if let (Op::SeqUnit, Some(0)) = (s.op(), i.as_int()) {
+            return s.args()[0].clone();
+        }
+        mk(Op::SeqAt, sort, vec![s, i])
+    }
+    pub fn seq_extract(s: Term, offset: Term, len: Term) -> Term {
+        let sort = s.sort();
+        if len.as_int() == Some(0) {
+            return Term::seq_empty(sort);
+        }
+        mk(Op::SeqExtract, sort, vec![s, offset, len])
+    }
+    pub fn seq_contains(s: Term, sub: Term) -> Term {
+        mk(Op::SeqContains, Sort::Bool, vec![s, sub])
+    }
 }
 
 /// An exact rational `n/d` (`d > 0`, lowest terms): constant permission amounts, so
@@ -855,6 +990,29 @@ impl Term {
             Op::Select => write!(f, "{}[{}]", a[0], a[1])?,
             Op::Store => write!(f, "{}[{} := {}]", a[0], a[1], a[2])?,
             Op::ConstArr(_) => write!(f, "[* := {}]", a[0])?,
+            Op::Quant(b) => {
+                let (vars, groups, body) = self.quant_parts();
+                write!(f, "{}", if b.forall { "∀" } else { "∃" })?;
+                for (i, x) in vars.iter().enumerate() {
+                    write!(f, "{}{x}", if i > 0 { ", " } else { " " })?;
+                }
+                write!(f, " ::")?;
+                for g in groups {
+                    write!(f, " {{")?;
+                    for (i, x) in g.iter().enumerate() {
+                        write!(f, "{}{x}", if i > 0 { ", " } else { " " })?;
+                    }
+                    write!(f, " }}")?;
+                }
+                write!(f, " {body}")?
+            }
+            Op::SeqEmpty(_) => write!(f, "seq()")?,
+            Op::SeqUnit => write!(f, "seq({})", a[0])?,
+            Op::SeqConcat => write!(f, "{} ++ {}", a[0], a[1])?,
+            Op::SeqLen => write!(f, "|{}|", a[0])?,
+            Op::SeqAt => write!(f, "{}[{}]", a[0], a[1])?,
+            Op::SeqExtract => write!(f, "{}[{} ..+ {}]", a[0], a[1], a[2])?,
+            Op::SeqContains => write!(f, "contains({}, {})", a[0], a[1])?,
         }
         if paren {
             write!(f, ")")?;
@@ -881,6 +1039,7 @@ fn sort_name(s: Sort) -> &'static str {
         Sort::Arr(Elem::Bool) => "BoolArr",
         Sort::Arr(Elem::Ref) => "RefArr",
         Sort::Perm => "Perm",
+        Sort::Seq(..) => "Seq",
     }
 }
 

@@ -43,6 +43,8 @@ pub enum Type {
     /// A class type; `Object` is the built-in class every class converts to.
     Class(String),
     Array(Box<Type>),
+    /// `seq<T>`: a finite mathematical sequence, a ghost value (LANGUAGE.md section 14).
+    Seq(Box<Type>),
     /// The type of `null` (converts to every class and array type).
     Null,
     /// `void` (only as a method's return type).
@@ -59,6 +61,7 @@ impl fmt::Display for Type {
             Type::Perm => write!(f, "perm"),
             Type::Class(c) => write!(f, "{c}"),
             Type::Array(t) => write!(f, "{t}[]"),
+            Type::Seq(t) => write!(f, "seq<{t}>"),
             Type::Null => write!(f, "null"),
             Type::Void => write!(f, "void"),
             Type::Unknown => write!(f, "?"),
@@ -112,6 +115,9 @@ pub struct Member {
     pub params: Vec<Param>,
     pub requires: Vec<Expr>,
     pub ensures: Vec<Expr>,
+    /// `decreases e;` clauses (LANGUAGE.md section 15): the termination measure of a
+    /// pure method. The checker allows at most one, and only on pure methods.
+    pub decreases: Vec<Expr>,
     pub body: Body,
     /// The whole member.
     pub span: Span,
@@ -376,4 +382,224 @@ pub enum ExprKind {
         call: Box<Expr>,
         body: Box<Expr>,
     },
+    /// `forall`/`exists` (LANGUAGE.md section 13; section 12 when the body holds a
+    /// permission): see [`Quant`].
+    Quant(Box<Quant>),
+    /// `seq<T>(e1, .., en)` or `seq(e1, .., en)`; `elem` is `T` as written, or
+    /// `Type::Unknown` until the checker fills it from `e1`.
+    SeqLit {
+        elem: Type,
+        elems: Vec<Expr>,
+    },
+    /// `s.length` on a sequence (the checker rewrites such `Field`s into this).
+    SeqLen(Box<Expr>),
+    /// `s[i]` on a sequence (the checker rewrites such `Index`es into this).
+    SeqIndex {
+        seq: Box<Expr>,
+        idx: Box<Expr>,
+    },
+    /// `s[lo..hi]`, `s[lo..]`, `s[..hi]`: a missing `lo` is 0, a missing `hi` is
+    /// `s.length`.
+    Slice {
+        seq: Box<Expr>,
+        lo: Option<Box<Expr>>,
+        hi: Option<Box<Expr>>,
+    },
+    /// `s + t` on sequences (the checker rewrites such `Binary`s into this).
+    SeqConcat(Box<Expr>, Box<Expr>),
+    /// `s.contains(x)` (the checker rewrites such `Call`s into this).
+    SeqContains {
+        seq: Box<Expr>,
+        elem: Box<Expr>,
+    },
+    /// `s.updated(i, v)` (the checker rewrites such `Call`s into this).
+    SeqUpdated {
+        seq: Box<Expr>,
+        idx: Box<Expr>,
+        val: Box<Expr>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum QuantKind {
+    Forall,
+    Exists,
+}
+
+impl QuantKind {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            QuantKind::Forall => "forall",
+            QuantKind::Exists => "exists",
+        }
+    }
+}
+
+/// One bound variable `T x` of a quantifier (only `int` is legal: the checker says so).
+#[derive(Clone, Debug)]
+pub struct Binder {
+    pub ty: Type,
+    pub name: Ident,
+}
+
+/// A trigger group `{ t1, .., tn }`: all its terms must match together.
+#[derive(Clone, Debug)]
+pub struct Trigger {
+    pub terms: Vec<Expr>,
+    pub span: Span,
+}
+
+/// A quantifier `forall|exists T x, .. :: {triggers} body`.
+///
+/// The parser fills `kind`, `vars`, `triggers` (as written) and `body`, and folds
+/// `forall int i :: forall int j :: B` into one node. The checker then:
+/// - decides whether it is a *value* quantifier (section 13: a pure `bool` body) or a
+///   *quantified permission* (section 12: the body holds `acc(..)`, a predicate
+///   instance or `untouched`), recorded in `permission`; the shape checks of a
+///   quantified permission belong to section 12's checker;
+/// - for a value quantifier without written triggers, infers them (section 13, steps
+///   1-6) and stores them in `triggers` with `inferred = true`; step 5 may add bound
+///   variables to `vars` (named `k$N`, a name no program can write) and rewrite `body`
+///   to `k$N == i + c ==> body[i + c := k$N]`;
+/// - leaves `triggers` empty when none exists (the `no.trigger` warning).
+///
+/// Trigger terms are copies of sub-expressions of the (rewritten) body, with the same
+/// spans, so the verifier can recognise their terms while it evaluates the body.
+#[derive(Clone, Debug)]
+pub struct Quant {
+    pub kind: QuantKind,
+    pub vars: Vec<Binder>,
+    pub triggers: Vec<Trigger>,
+    /// The triggers were chosen by the checker (not written).
+    pub inferred: bool,
+    /// Filled by the checker: the body holds a permission (section 12).
+    pub permission: bool,
+    pub body: Box<Expr>,
+}
+
+impl Expr {
+    /// The direct sub-expressions, in source order (a quantifier's written triggers
+    /// before its body; a call's receiver before its arguments).
+    pub fn children(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::Int(_)
+            | ExprKind::BigInt(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Null
+            | ExprKind::This
+            | ExprKind::Result
+            | ExprKind::Write
+            | ExprKind::NoPerm
+            | ExprKind::Name(_)
+            | ExprKind::Local(_) => vec![],
+            ExprKind::Field { recv: a, .. }
+            | ExprKind::Length(a)
+            | ExprKind::Unary { e: a, .. }
+            | ExprKind::Old(a)
+            | ExprKind::Acc(a)
+            | ExprKind::AccArray(a)
+            | ExprKind::Untouched(a)
+            | ExprKind::PermOf(a)
+            | ExprKind::SeqLen(a) => vec![a],
+            ExprKind::Index { arr: a, idx: b }
+            | ExprKind::Binary { l: a, r: b, .. }
+            | ExprKind::Opening { pred: a, body: b }
+            | ExprKind::Using { call: a, body: b }
+            | ExprKind::Frac { acc: a, amount: b }
+            | ExprKind::SeqIndex { seq: a, idx: b }
+            | ExprKind::SeqConcat(a, b)
+            | ExprKind::SeqContains { seq: a, elem: b } => vec![a, b],
+            ExprKind::Cond { c, a, b } => vec![c, a, b],
+            ExprKind::SeqUpdated { seq, idx, val } => vec![seq, idx, val],
+            ExprKind::Call { recv, args, .. } => {
+                let mut v: Vec<&Expr> = vec![];
+                if let CallRecv::Expr(r) = recv {
+                    v.push(r);
+                }
+                v.extend(args.iter());
+                v
+            }
+            ExprKind::Quant(q) => {
+                let mut v: Vec<&Expr> = q.triggers.iter().flat_map(|t| t.terms.iter()).collect();
+                v.push(&q.body);
+                v
+            }
+            ExprKind::SeqLit { elems, .. } => elems.iter().collect(),
+            ExprKind::Slice { seq, lo, hi } => {
+                let mut v: Vec<&Expr> = vec![seq];
+                v.extend(lo.iter().map(|e| &**e));
+                v.extend(hi.iter().map(|e| &**e));
+                v
+            }
+        }
+    }
+
+    /// The direct sub-expressions, mutably, in the order of [`Expr::children`].
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match &mut self.kind {
+            ExprKind::Int(_)
+            | ExprKind::BigInt(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Null
+            | ExprKind::This
+            | ExprKind::Result
+            | ExprKind::Write
+            | ExprKind::NoPerm
+            | ExprKind::Name(_)
+            | ExprKind::Local(_) => vec![],
+            ExprKind::Field { recv: a, .. }
+            | ExprKind::Length(a)
+            | ExprKind::Unary { e: a, .. }
+            | ExprKind::Old(a)
+            | ExprKind::Acc(a)
+            | ExprKind::AccArray(a)
+            | ExprKind::Untouched(a)
+            | ExprKind::PermOf(a)
+            | ExprKind::SeqLen(a) => vec![a],
+            ExprKind::Index { arr: a, idx: b }
+            | ExprKind::Binary { l: a, r: b, .. }
+            | ExprKind::Opening { pred: a, body: b }
+            | ExprKind::Using { call: a, body: b }
+            | ExprKind::Frac { acc: a, amount: b }
+            | ExprKind::SeqIndex { seq: a, idx: b }
+            | ExprKind::SeqConcat(a, b)
+            | ExprKind::SeqContains { seq: a, elem: b } => vec![a, b],
+            ExprKind::Cond { c, a, b } => vec![c, a, b],
+            ExprKind::SeqUpdated { seq, idx, val } => vec![seq, idx, val],
+            ExprKind::Call { recv, args, .. } => {
+                let mut v: Vec<&mut Expr> = vec![];
+                if let CallRecv::Expr(r) = recv {
+                    v.push(r);
+                }
+                v.extend(args.iter_mut());
+                v
+            }
+            ExprKind::Quant(q) => {
+                let Quant { triggers, body, .. } = &mut **q;
+                let mut v: Vec<&mut Expr> =
+                    triggers.iter_mut().flat_map(|t| t.terms.iter_mut()).collect();
+                v.push(body);
+                v
+            }
+            ExprKind::SeqLit { elems, .. } => elems.iter_mut().collect(),
+            ExprKind::Slice { seq, lo, hi } => {
+                let mut v: Vec<&mut Expr> = vec![seq];
+                v.extend(lo.iter_mut().map(|e| &mut **e));
+                v.extend(hi.iter_mut().map(|e| &mut **e));
+                v
+            }
+        }
+    }
+
+    /// Does `f` hold of this expression or of any expression below it?
+    pub fn any(&self, f: &mut dyn FnMut(&Expr) -> bool) -> bool {
+        let mut stack = vec![self];
+        while let Some(e) = stack.pop() {
+            if f(e) {
+                return true;
+            }
+            stack.extend(e.children());
+        }
+        false
+    }
 }

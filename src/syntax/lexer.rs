@@ -52,6 +52,11 @@ pub enum Tok<'a> {
     Interface,
     Implements,
     Extends,
+    /// Value quantifiers and sequences (LANGUAGE.md sections 13-15).
+    Forall,
+    Exists,
+    Seq,
+    Decreases,
     /// `public`, `private`, `protected`, `final`: accepted before members, ignored.
     Modifier(&'a str),
     // Punctuation.
@@ -85,6 +90,10 @@ pub enum Tok<'a> {
     Implies,
     Question,
     Colon,
+    /// `::` after a quantifier's binders.
+    ColonColon,
+    /// `..` inside a slice `s[i..j]`.
+    DotDot,
 }
 
 fn keyword(word: &str) -> Option<Tok<'_>> {
@@ -123,6 +132,10 @@ fn keyword(word: &str) -> Option<Tok<'_>> {
         "interface" => Tok::Interface,
         "implements" => Tok::Implements,
         "extends" => Tok::Extends,
+        "forall" => Tok::Forall,
+        "exists" => Tok::Exists,
+        "seq" => Tok::Seq,
+        "decreases" => Tok::Decreases,
         "public" | "private" | "protected" | "final" => Tok::Modifier(word),
         _ => return None,
     })
@@ -168,6 +181,12 @@ impl fmt::Display for Tok<'_> {
             Tok::Interface => "interface",
             Tok::Implements => "implements",
             Tok::Extends => "extends",
+            Tok::Forall => "forall",
+            Tok::Exists => "exists",
+            Tok::Seq => "seq",
+            Tok::Decreases => "decreases",
+            Tok::ColonColon => "::",
+            Tok::DotDot => "..",
             Tok::LBrace => "{",
             Tok::RBrace => "}",
             Tok::LParen => "(",
@@ -318,6 +337,14 @@ impl<'a> Lexer<'a> {
             (b':', b'=', _) => {
                 self.pos += 2;
                 return two(Tok::ColonAssign);
+            }
+            (b':', b':', _) => {
+                self.pos += 2;
+                return two(Tok::ColonColon);
+            }
+            (b'.', b'.', _) => {
+                self.pos += 2;
+                return two(Tok::DotDot);
             }
             _ => {}
         }

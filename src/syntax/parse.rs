@@ -154,6 +154,87 @@ pub mod build {
     /// stood in for in the tree by a `null` with the same span.
     pub type News = Vec<(Span, Rhs)>;
 
+    /// A contract clause's keyword.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Spec {
+        Requires,
+        Ensures,
+        Decreases,
+    }
+
+    /// `seq<T>(..)` (`elem` given) or `seq(..)`.
+    pub fn seq_lit<'a>(elem: Option<Type>, elems: Vec<PE>, l: usize, r: usize) -> R<'a, PE> {
+        let span = Span::new(l, r);
+        let d = depth(elems.iter().map(|e| e.1).max().unwrap_or(0) + LEVEL, span)?;
+        let elem = elem.unwrap_or(Type::Unknown);
+        let elems = elems.into_iter().map(|e| e.0).collect();
+        Ok((Expr::new(ExprKind::SeqLit { elem, elems }, span), d))
+    }
+
+    /// `s[lo..hi]` with either bound missing.
+    pub fn slice<'a>(s: PE, lo: Option<PE>, hi: Option<PE>, l: usize, r: usize) -> R<'a, PE> {
+        let span = Span::new(l, r);
+        let inner = [Some(s.1), lo.as_ref().map(|e| e.1), hi.as_ref().map(|e| e.1)];
+        let d = depth(inner.into_iter().flatten().max().unwrap_or(0) + LEVEL, span)?;
+        let kind = ExprKind::Slice {
+            seq: Box::new(s.0),
+            lo: lo.map(|e| Box::new(e.0)),
+            hi: hi.map(|e| Box::new(e.0)),
+        };
+        Ok((Expr::new(kind, span), d))
+    }
+
+    /// `forall|exists T x, .. :: {triggers} body`. A body that is itself a quantifier
+    /// of the same kind without written triggers of its own is folded in
+    /// (`forall int i :: forall int j :: B` is `forall int i, int j :: B`), when this
+    /// one has none written either.
+    pub fn quant<'a>(
+        kind: QuantKind,
+        vars: Vec<Binder>,
+        triggers: Vec<(Vec<PE>, Span)>,
+        body: PE,
+        l: usize,
+        r: usize,
+    ) -> R<'a, PE> {
+        let span = Span::new(l, r);
+        let inner = triggers.iter().flat_map(|(g, _)| g.iter().map(|e| e.1)).max().unwrap_or(0);
+        let d = depth(inner.max(body.1) + LEVEL, span)?;
+        let triggers: Vec<Trigger> = triggers
+            .into_iter()
+            .map(|(g, span)| Trigger { terms: g.into_iter().map(|e| e.0).collect(), span })
+            .collect();
+        let mut q = Quant {
+            kind,
+            vars,
+            triggers,
+            inferred: false,
+            permission: false,
+            body: Box::new(body.0),
+        };
+        if q.triggers.is_empty()
+            && let ExprKind::Quant(inner) = &mut q.body.kind
+            && inner.kind == kind
+        {
+            let inner = std::mem::replace(inner, Box::new(placeholder_quant(kind)));
+            let inner = *inner;
+            q.vars.extend(inner.vars);
+            q.triggers = inner.triggers;
+            q.body = inner.body;
+        }
+        Ok((Expr::new(ExprKind::Quant(Box::new(q)), span), d))
+    }
+
+    fn placeholder_quant(kind: QuantKind) -> Quant {
+        Quant {
+            kind,
+            vars: vec![],
+            triggers: vec![],
+            inferred: false,
+            permission: false,
+            body: Box::new(Expr::new(ExprKind::Bool(true), Span::default())),
+        }
+    }
+
     /// Depths are counted in units: a nesting level is `CHAIN_LINKS_PER_LEVEL` units, a
     /// link of a flat chain of one operator one unit.
     const LEVEL: u32 = super::CHAIN_LINKS_PER_LEVEL;
@@ -374,14 +455,18 @@ pub mod build {
         ty: Type,
         name: Ident,
         params: Vec<Param>,
-        specs: Vec<(bool, PE)>,
+        specs: Vec<(Spec, PE)>,
         body: Body,
         l: usize,
         r: usize,
     ) -> Member {
-        let (mut requires, mut ensures) = (Vec::new(), Vec::new());
-        for (is_pre, e) in specs {
-            if is_pre { requires.push(e.0) } else { ensures.push(e.0) }
+        let (mut requires, mut ensures, mut decreases) = (Vec::new(), Vec::new(), Vec::new());
+        for (kind, e) in specs {
+            match kind {
+                Spec::Requires => requires.push(e.0),
+                Spec::Ensures => ensures.push(e.0),
+                Spec::Decreases => decreases.push(e.0),
+            }
         }
         Member {
             kind,
@@ -391,6 +476,7 @@ pub mod build {
             params,
             requires,
             ensures,
+            decreases,
             body,
             span: Span::new(l, r),
             inherits: None,

@@ -1,0 +1,242 @@
+//! Value quantifiers and sequence operations in `eval` (LANGUAGE.md sections 13-14).
+//!
+//! A quantifier's body is evaluated once, over fresh symbols for its bound variables,
+//! in a `join` (no path splits: guarded operands become `ite`s, and every check of the
+//! body is made under the guards that lead to it, for the fresh symbols, so it holds
+//! for every value). Its value is `∀ i. body[i' := i]` (or `∃`) with the trigger terms
+//! the body evaluated to at the checker's trigger expressions (`Verifier::watch`).
+//! Facts the evaluation assumed that mention a bound symbol are assumed back under
+//! the binder, with its triggers (and, for a pure-method application, that
+//! application as an alternative trigger), never as ground facts of the symbol.
+//!
+//! Sequences are terms of a sort per element sort (Z3's sequence theory: see the
+//! README, "Sequences"); each operation checks its "defined when" column with the
+//! reason `index.out.of.bounds`.
+//!
+//! Architecture invariant: nothing here consumes or produces; a quantifier whose body
+//! failed a check ends the path (the failure is in the ledger), as `eval_guarded` does.
+
+use crate::rules::{Leaf, Q, Verifier, sort_of};
+use crate::state::State;
+use crate::state::term::{Op, Sort, Term};
+use crate::syntax::ast::{Expr, ExprKind, Quant, QuantKind, Span};
+
+impl<'p> Verifier<'p> {
+    /// Evaluate the value quantifier `qn` (section 13).
+    pub fn eval_quant(&mut self, s: State, qn: &'p Quant, q: Q<'_, 'p, Term>) {
+        let mut inner = s.clone();
+        let mut vars = vec![];
+        for b in &qn.vars {
+            let base = b.name.name.replace(crate::check::trigger::FRESH_MARK, "_");
+            let x = self.fresh(&base, Sort::Int);
+            inner.set(&b.name.name, x.clone());
+            vars.push(x);
+        }
+        let spans: Vec<Span> =
+            qn.triggers.iter().flat_map(|g| g.terms.iter().map(|t| t.span)).collect();
+        let mine: Vec<Span> = spans.iter().copied().filter(|sp| !self.watch.contains_key(sp)).collect();
+        for sp in &mine {
+            self.watch.insert(*sp, None);
+        }
+        let before = self.ledger;
+        let leaves = self.join(&|v, k| {
+            v.eval(inner.clone(), &qn.body, &|v, _s, t| k(v, t));
+        });
+        let recorded: Vec<Option<Term>> = spans.iter().map(|sp| self.watch.get(sp).cloned().flatten()).collect();
+        for sp in &mine {
+            self.watch.remove(sp);
+        }
+        let after = self.ledger;
+        if after.failed > before.failed || after.timeout > before.timeout {
+            return;
+        }
+        self.ledger.started += 1;
+        let mut groups: Vec<Vec<Term>> = vec![];
+        let mut at = 0;
+        for g in &qn.triggers {
+            let terms: Option<Vec<Term>> = recorded[at..at + g.terms.len()].iter().cloned().collect();
+            at += g.terms.len();
+            if let Some(terms) = terms
+                && covers(&terms, &vars)
+            {
+                groups.push(terms);
+            }
+        }
+        self.assume_bound_facts(&leaves, &vars, &groups);
+        let mut it = leaves.iter().rev();
+        let last = it.next().map(|l| l.value.clone()).unwrap_or_else(Term::tt);
+        let body =
+            it.fold(last, |acc, l| Term::ite(Term::and_all(l.conds.clone()), l.value.clone(), acc));
+        let t = Term::quant(qn.kind == QuantKind::Forall, vars, groups, body);
+        q(self, s, t)
+    }
+
+    /// Assume the facts of the leaves of a quantifier's body: those that mention a
+    /// bound symbol under the binder, the others as `eval_guarded` does.
+    fn assume_bound_facts(&mut self, leaves: &[Leaf<Term>], vars: &[Term], groups: &[Vec<Term>]) {
+        let mut seen = std::collections::HashSet::new();
+        let bind = |t: Term| -> Option<Term> {
+            let syms = t.symbols();
+            if !vars.iter().any(|x| syms.contains(x)) {
+                return Some(t);
+            }
+            // The quantifier's triggers, and each application of a pure method that
+            // mentions every bound symbol.
+            let mut triggers: Vec<Vec<Term>> = groups.to_vec();
+            for a in t.apps() {
+                let s = a.symbols();
+                if vars.iter().all(|x| s.contains(x)) && !triggers.iter().any(|g| g == &[a.clone()]) {
+                    triggers.push(vec![a]);
+                }
+            }
+            if triggers.is_empty() {
+                // Nothing could instantiate it: dropping it loses nothing.
+                return None;
+            }
+            Some(Term::quant(true, vars.to_vec(), triggers, t))
+        };
+        for l in leaves {
+            for a in &l.axioms {
+                if let Some(t) = bind(a.clone())
+                    && seen.insert(t.clone())
+                {
+                    self.dec.assume_axiom(t);
+                }
+            }
+            let guard = Term::and_all(l.conds.clone());
+            for f in &l.facts {
+                if let Some(t) = bind(Term::implies(guard.clone(), f.clone()))
+                    && seen.insert(t.clone())
+                {
+                    self.dec.assume(t);
+                }
+            }
+            for f in &l.derived {
+                if let Some(t) = bind(Term::implies(guard.clone(), f.clone()))
+                    && seen.insert(t.clone())
+                {
+                    self.dec.assume_derived(t);
+                }
+            }
+        }
+    }
+
+    /// Evaluate a sequence operation (section 14).
+    pub fn eval_seq(&mut self, s: State, e: &'p Expr, q: Q<'_, 'p, Term>) {
+        match &e.kind {
+            ExprKind::SeqLit { elems, .. } => {
+                let sort = sort_of(&e.ty);
+                self.eval_list(s, elems, &|v, s, ts| {
+                    let mut out = Term::seq_empty(sort);
+                    for t in ts {
+                        match Term::seq_unit(t) {
+                            Some(u) => out = Term::seq_concat(out, u),
+                            None => return v.internal(&s, e.span, "a sequence of this sort"),
+                        }
+                    }
+                    q(v, s, out)
+                })
+            }
+            ExprKind::SeqLen(x) => self.eval(s, x, &|v, s, t| q(v, s, Term::seq_len(t))),
+            ExprKind::SeqIndex { seq, idx } => self.eval(s, seq, &|v, s, ts| {
+                v.eval(s, idx, &|v, s, ti| {
+                    let len = Term::seq_len(ts.clone());
+                    if !v.seq_bounds(&s, &[(Term::int(0), ti.clone(), false), (ti.clone(), len, true)], e) {
+                        return;
+                    }
+                    q(v, s, Term::seq_at(ts.clone(), ti))
+                })
+            }),
+            ExprKind::Slice { seq, lo, hi } => self.eval(s, seq, &|v, s, ts| {
+                let ts2 = ts.clone();
+                let with_lo = move |v: &mut Verifier<'p>, s: State, tlo: Term| {
+                    let ts = ts2.clone();
+                    let finish = |v: &mut Verifier<'p>, s: State, thi: Term| {
+                        let len = Term::seq_len(ts.clone());
+                        let ok = [
+                            (Term::int(0), tlo.clone(), false),
+                            (tlo.clone(), thi.clone(), false),
+                            (thi.clone(), len, false),
+                        ];
+                        if !v.seq_bounds(&s, &ok, e) {
+                            return;
+                        }
+                        let n = Term::sub(thi, tlo.clone());
+                        q(v, s, Term::seq_extract(ts.clone(), tlo.clone(), n))
+                    };
+                    match hi {
+                        Some(h) => v.eval(s, h, &finish),
+                        None => {
+                            let len = Term::seq_len(ts.clone());
+                            finish(v, s, len)
+                        }
+                    }
+                };
+                match lo {
+                    Some(l) => v.eval(s, l, &with_lo),
+                    None => with_lo(v, s, Term::int(0)),
+                }
+            }),
+            ExprKind::SeqConcat(a, b) => self.eval(s, a, &|v, s, ta| {
+                v.eval(s, b, &|v, s, tb| q(v, s, Term::seq_concat(ta.clone(), tb)))
+            }),
+            ExprKind::SeqContains { seq, elem } => self.eval(s, seq, &|v, s, ts| {
+                v.eval(s, elem, &|v, s, tx| match Term::seq_unit(tx) {
+                    Some(u) => q(v, s, Term::seq_contains(ts.clone(), u)),
+                    None => v.internal(&s, e.span, "a sequence of this sort"),
+                })
+            }),
+            ExprKind::SeqUpdated { seq, idx, val } => self.eval(s, seq, &|v, s, ts| {
+                v.eval(s, idx, &|v, s, ti| {
+                    let ts = ts.clone();
+                    v.eval(s, val, &|v, s, tv| {
+                        let len = Term::seq_len(ts.clone());
+                        let ok = [(Term::int(0), ti.clone(), false), (ti.clone(), len.clone(), true)];
+                        if !v.seq_bounds(&s, &ok, e) {
+                            return;
+                        }
+                        let Some(unit) = Term::seq_unit(tv) else {
+                            return v.internal(&s, e.span, "a sequence of this sort");
+                        };
+                        // s[..i] + seq(v) + s[i + 1..]
+                        let after = Term::add(ti.clone(), Term::int(1));
+                        let rest = Term::sub(len, after.clone());
+                        let t = Term::seq_concat(
+                            Term::seq_concat(Term::seq_extract(ts.clone(), Term::int(0), ti.clone()), unit),
+                            Term::seq_extract(ts.clone(), after, rest),
+                        );
+                        q(v, s, t)
+                    })
+                })
+            }),
+            _ => self.internal(&s, e.span, "a sequence operation"),
+        }
+    }
+
+    /// Check `a <= b` (or `a < b` when strict) for each triple: the "defined when"
+    /// column of section 14.
+    fn seq_bounds(&mut self, s: &State, conds: &[(Term, Term, bool)], e: &Expr) -> bool {
+        let ok = Term::and_all(
+            conds
+                .iter()
+                .map(|(a, b, strict)| {
+                    if *strict { Term::lt(a.clone(), b.clone()) } else { Term::le(a.clone(), b.clone()) }
+                })
+                .collect(),
+        );
+        self.check(s, &ok, e.span, "index.out.of.bounds", || {
+            format!("`{}` might be out of bounds", crate::rules::show::expr(e))
+        })
+    }
+}
+
+/// Do the terms of a trigger group mention every bound symbol, and is each an
+/// application (not a bare symbol or a literal)?
+fn covers(terms: &[Term], vars: &[Term]) -> bool {
+    let syms: Vec<Term> = terms.iter().flat_map(|t| t.symbols()).collect();
+    vars.iter().all(|x| syms.contains(x))
+        && terms.iter().all(|t| {
+            !matches!(t.op(), Op::Var(..) | Op::Int(_) | Op::Bool(_) | Op::Null)
+                && !t.args().is_empty()
+        })
+}
