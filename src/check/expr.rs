@@ -643,7 +643,18 @@ impl MemberCx<'_> {
                 return Type::Unknown;
             }
             // Section 12's shape checks and triggers belong to quantified permissions.
-            return if ok && body_ok { Type::Bool } else { Type::Unknown };
+            if ok && body_ok {
+                if let Err(why) = qp_shape(q) {
+                    self.error(
+                        format!("not a quantified permission of section 12's shape: {why}"),
+                        span,
+                        "quantified permission of another shape",
+                    );
+                    return Type::Unknown;
+                }
+                return Type::Bool;
+            }
+            return Type::Unknown;
         }
         if !(ok && body_ok) {
             return Type::Unknown;
@@ -1421,4 +1432,81 @@ pub fn const_amount(e: &Expr) -> Option<crate::state::term::Rat> {
         }
         _ => None,
     }
+}
+
+/// Does `e` mention the local `x`?
+fn mentions(e: &Expr, x: &str) -> bool {
+    e.any(&mut |y| matches!(&y.kind, ExprKind::Local(n) if n == x))
+}
+
+/// Section 12's shape of a quantified permission: `forall int i :: c ==> acc(a[i], p)`
+/// with one bound variable, `a` and `p` free of `i`, the index `i` itself, `i` in `c`
+/// only outside heap reads and pure calls, and a written trigger only `{ a[i] }`.
+fn qp_shape(q: &Quant) -> Result<(), String> {
+    let [b] = q.vars.as_slice() else {
+        return Err("it must bind exactly one `int` variable".into());
+    };
+    let i = b.name.name.as_str();
+    let ExprKind::Binary { op: BinOp::Implies, l: cond, r: body } = &q.body.kind else {
+        return Err("the body must be `condition ==> acc(a[i], p)`".into());
+    };
+    let (acc, amount) = match &body.kind {
+        ExprKind::Frac { acc, amount } => (&**acc, Some(&**amount)),
+        _ => (&**body, None),
+    };
+    let ExprKind::Acc(loc) = &acc.kind else {
+        return Err("the body after `==>` must be exactly one `acc(a[i], p)`".into());
+    };
+    let ExprKind::Index { arr, idx } = &loc.kind else {
+        return Err(
+            "the permission must be to array elements `a[i]` (quantified permissions to fields or predicates are out of scope)"
+                .into(),
+        );
+    };
+    if !matches!(&idx.kind, ExprKind::Local(n) if n == i) {
+        return Err(format!(
+            "the index must be the bound variable `{i}` itself (write `forall int j :: .. ==> acc(a[j])` with the condition shifted instead)"
+        ));
+    }
+    if mentions(arr, i) {
+        return Err(format!("the array must not depend on `{i}`"));
+    }
+    if amount.is_some_and(|p| mentions(p, i)) {
+        return Err(format!("the amount must not depend on `{i}`"));
+    }
+    let heap_read_with_i = cond.any(&mut |x| {
+        matches!(
+            x.kind,
+            ExprKind::Field { .. }
+                | ExprKind::Index { .. }
+                | ExprKind::Call { .. }
+                | ExprKind::Old(_)
+                | ExprKind::Opening { .. }
+                | ExprKind::Using { .. }
+                | ExprKind::SeqIndex { .. }
+        ) && mentions(x, i)
+    });
+    if heap_read_with_i {
+        return Err(format!(
+            "in the condition, `{i}` may occur only outside heap reads and pure calls"
+        ));
+    }
+    if cond.any(&mut |x| matches!(x.kind, ExprKind::Quant(_))) {
+        return Err("the condition must not hold a quantifier".into());
+    }
+    if !q.inferred {
+        let arr_key = super::trigger::fingerprint(arr);
+        let ok = match q.triggers.as_slice() {
+            [] => true,
+            [g] => matches!(g.terms.as_slice(), [t] if matches!(&t.kind,
+                ExprKind::Index { arr: ta, idx: ti }
+                    if super::trigger::fingerprint(ta) == arr_key
+                        && matches!(&ti.kind, ExprKind::Local(n) if n == i))),
+            _ => false,
+        };
+        if !ok {
+            return Err(format!("a written trigger must be `{{ a[{i}] }}` for the array `a`"));
+        }
+    }
+    Ok(())
 }
