@@ -346,7 +346,17 @@ impl Backend {
         match t.op() {
             Op::Quant(b) => {
                 let forall = b.forall;
-                return ok(self.quantifier(t, forall), "a quantifier");
+                if let Some(q) = self.quantifier(t, forall) {
+                    return q;
+                }
+                if std::env::var_os("IDF_DEBUG_QUANT").is_some() {
+                    eprintln!("Z3 rejected the quantifier {t}");
+                }
+                // Patterns Z3 rejects (an `ite` or a connective inside): the quantifier
+                // without them, which only weakens what an assumed one gives.
+                let (vars, _, body) = t.quant_parts();
+                let bare = Term::quant(forall, vars.to_vec(), vec![], body.clone());
+                return ok(self.quantifier(&bare, forall), "a quantifier");
             }
             Op::Wrap(s @ Sort::Seq(..)) => {
                 let f = self.seq_wrap(*s, true);

@@ -172,6 +172,28 @@ impl<'p> Verifier<'p> {
                 let pi = self.scale.clone();
                 self.consume_loc(s, h2, a, a, pi, q)
             }
+            ExprKind::Quant(qn) => {
+                self.set_conjunct(a);
+                let Some(parts) = crate::rules::segment::qp_parts(qn) else {
+                    return self.internal(&s, a.span, "a quantified permission of another shape");
+                };
+                let (arr, amount) = (parts.arr, parts.amount);
+                let elem = crate::state::term::Sort::Arr(crate::rules::elem_of(&arr.ty));
+                self.eval(s, arr, &|v, s, ta| {
+                    v.eval_amount(s, amount, a, &|v, s, pi| {
+                        let ta = ta.clone();
+                        let h2 = h2.clone();
+                        let parts = crate::rules::segment::qp_parts(qn).expect("checked shape");
+                        v.qp_cond(s, &parts, &|v, s, c| {
+                            if !v.qp_wellformed(&s, &ta, &c, a) {
+                                return;
+                            }
+                            v.set_conjunct(a);
+                            v.consume_segment(s, h2.clone(), ta.clone(), c, elem, pi.clone(), a, q)
+                        })
+                    })
+                })
+            }
             ExprKind::Untouched(inner) => {
                 self.set_conjunct(a);
                 let original = s.clone();
@@ -206,12 +228,24 @@ impl<'p> Verifier<'p> {
     ) {
         match &loc.kind {
             ExprKind::Acc(f) => {
+                if let ExprKind::Index { arr, idx } = &f.kind {
+                    // One element: the segment `i == e` (LANGUAGE.md section 12).
+                    let elem = crate::state::term::Sort::Arr(crate::rules::elem_of(&arr.ty));
+                    return self.eval(s, arr, &|v, s, ta| {
+                        let h2 = h2.clone();
+                        let pi = pi.clone();
+                        v.eval(s, idx, &|v, s, te| {
+                            let c = Term::eq(crate::state::chunk::Chunk::index(), te);
+                            if !v.qp_wellformed(&s, &ta, &c, a) {
+                                return;
+                            }
+                            v.set_conjunct(a);
+                            v.consume_segment(s, h2.clone(), ta.clone(), c, elem, pi.clone(), a, q)
+                        })
+                    });
+                }
                 let ExprKind::Field { recv, field, class } = &f.kind else {
-                    return self.internal(
-                        &s,
-                        a.span,
-                        "unsupported: permission to a single array element (LANGUAGE.md section 12)",
-                    );
+                    return self.internal(&s, a.span, "acc of a non-location");
                 };
                 let name = self.info.field(class.unwrap_or(0), &field.name);
                 self.eval(s, recv, &|v, s, t| {
@@ -221,7 +255,8 @@ impl<'p> Verifier<'p> {
             }
             ExprKind::AccArray(arr) => self.eval(s, arr, &|v, s, t| {
                 v.set_conjunct(a);
-                v.consume_array(s, h2.clone(), t, a, pi.clone(), q)
+                let elem = crate::state::term::Sort::Arr(crate::rules::elem_of(&arr.ty));
+                v.consume_array(s, h2.clone(), t, elem, a, pi.clone(), q)
             }),
             ExprKind::Call { recv, args, target: Some(p), .. } => {
                 let p = *p;
@@ -242,11 +277,13 @@ impl<'p> Verifier<'p> {
     }
 
     /// Take `pi` of the whole array `t` (`acc(a[*], p)`).
+    #[allow(clippy::too_many_arguments)]
     fn consume_array(
         &mut self,
         s: State,
         h2: Heap,
         t: Term,
+        elem: crate::state::term::Sort,
         a: &'p Expr,
         pi: Term,
         q: QC<'_, 'p>,
@@ -254,6 +291,21 @@ impl<'p> Verifier<'p> {
         let kind = ChunkKind::Array;
         if pi.as_rat() == Some(crate::state::term::Rat::ZERO) {
             return q(self, s, h2, Term::unit());
+        }
+        if crate::rules::segment::has_segments(&h2) {
+            // Whatever pieces cover 0 .. a.length (LANGUAGE.md section 12).
+            let i = crate::state::chunk::Chunk::index();
+            let c = Term::and(
+                Term::le(Term::int(0), i.clone()),
+                Term::lt(i, Term::len(t.clone())),
+            );
+            let nn = Term::ne(t.clone(), Term::null());
+            if !self.check(&s, &nn, a.span, "receiver.null", || {
+                "the array might be null".to_string()
+            }) {
+                return;
+            }
+            return self.consume_segment(s, h2, t, c, elem, pi, a, q);
         }
         if self.read_mode {
             return match self.read_location(&s, h2, &kind, Some(&t), &[]) {

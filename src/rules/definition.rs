@@ -674,7 +674,13 @@ impl<'p> Verifier<'p> {
 /// formals (`sk#C.p#x@1(s, this, ..)`): an unknown value the translation met, which
 /// depends only on the application's arguments.
 fn skolemize(t: &Term, formals: &[Term], name: &str) -> Term {
-    let foreign: Vec<Term> = t.symbols().into_iter().filter(|x| !formals.contains(x)).collect();
+    // Symbols bound by a quantifier stay bound.
+    let bound = t.bound_symbols();
+    let foreign: Vec<Term> = t
+        .symbols()
+        .into_iter()
+        .filter(|x| !formals.contains(x) && !bound.contains(x))
+        .collect();
     if foreign.is_empty() {
         return t.clone();
     }

@@ -393,7 +393,7 @@ impl<'p> Verifier<'p> {
                         return;
                     }
                     let heap = v.perm_view.clone().unwrap_or_else(|| s.heap.clone());
-                    let held = v.held(&heap, &ChunkKind::Array, Some(&ta), &[]);
+                    let held = v.held_elem(&heap, &ta, &ti);
                     q(v, s, held)
                 })
             }),
@@ -426,6 +426,32 @@ impl<'p> Verifier<'p> {
     }
 
     fn read_index(&mut self, s: State, ta: Term, ti: Term, e: &'p Expr, q: Q<'_, 'p, Term>) {
+        if crate::rules::segment::has_segments(&s.heap) {
+            // Array chunks with index conditions (LANGUAGE.md section 12).
+            let nn = Term::ne(ta.clone(), Term::null());
+            if !self.check(&s, &nn, e.span, "receiver.null", || {
+                "the array might be null".to_string()
+            }) || !self.check_bounds(&s, &ta, &ti, e)
+            {
+                return;
+            }
+            return match self.read_segment(&s.heap, &ta, &ti) {
+                Ok(value) => {
+                    if !self.translating {
+                        self.assume_typed(&value, &e.ty, false);
+                    }
+                    q(self, s, value)
+                }
+                Err(true) => self.fail_unknown(&s, e.span),
+                Err(false) => {
+                    let what = format!(
+                        "no permission to read `{}`: no array chunk covers the index `{ti}` at a positive amount",
+                        crate::rules::show::expr(e)
+                    );
+                    self.fail(&s, e.span, "insufficient.permission", what)
+                }
+            };
+        }
         match self.lookup_read(&s.heap, &ChunkKind::Array, Some(&ta), &[]) {
             Lookup::Found(i) => {
                 let contents = s.heap.get(&i).value.clone();

@@ -370,7 +370,29 @@ impl<'p> Verifier<'p> {
             }
             ExprKind::Index { arr, idx } => self.eval(s, arr, &|v, s, ta| {
                 v.eval(s, idx, &|v, s, ti| {
-                    v.exec_rhs(s, rhs, &|v, mut s, val| match v.lookup_write(
+                    v.exec_rhs(s, rhs, &|v, mut s, val| {
+                    if crate::rules::segment::has_segments(&s.heap) {
+                        // Array chunks with index conditions (LANGUAGE.md section 12).
+                        let nn = Term::ne(ta.clone(), Term::null());
+                        if !v.check(&s, &nn, lhs.span, "receiver.null", || {
+                            "the array might be null".to_string()
+                        }) || !v.check_bounds(&s, &ta, &ti, lhs)
+                        {
+                            return;
+                        }
+                        return match v.write_segment(&mut s.heap, &ta, &ti, &val) {
+                            Ok(()) => q(v, s, ()),
+                            Err(true) => v.fail_unknown(&s, lhs.span),
+                            Err(false) => {
+                                let what = format!(
+                                    "no permission to write `{}`: the amounts held of the index `{ti}` do not sum to write",
+                                    crate::rules::show::expr(lhs)
+                                );
+                                v.fail(&s, lhs.span, "insufficient.permission", what)
+                            }
+                        };
+                    }
+                    match v.lookup_write(
                         &mut s.heap,
                         &ChunkKind::Array,
                         Some(&ta),
@@ -389,6 +411,7 @@ impl<'p> Verifier<'p> {
                             let what = v.missing_field_message(&s, lhs, &ChunkKind::Array, &ta);
                             v.fail(&s, lhs.span, "insufficient.permission", what)
                         }
+                    }
                     })
                 })
             }),

@@ -143,7 +143,7 @@ fn store_values(before: &State, assigned: &[&str], arms: &[Arm<'_>]) -> Option<V
 
 /// Same chunk, value aside?
 fn same_place(a: &Chunk, b: &Chunk) -> bool {
-    a.kind == b.kind && a.recv == b.recv && a.args == b.args && a.perm == b.perm
+    a.kind == b.kind && a.recv == b.recv && a.args == b.args && a.perm == b.perm && a.cond == b.cond
 }
 
 /// Each chunk of the first arm's heap, with its value in each arm, when every heap

@@ -36,6 +36,7 @@ pub mod ledger;
 pub mod merge;
 pub mod quant;
 pub mod produce;
+pub mod segment;
 pub mod show;
 
 use crate::decider::{Answer, Decider};

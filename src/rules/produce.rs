@@ -22,6 +22,7 @@ impl<'p> Verifier<'p> {
             | ExprKind::AccArray(_)
             | ExprKind::Untouched(_)
             | ExprKind::Frac { .. } => true,
+            ExprKind::Quant(qn) => qn.permission,
             ExprKind::Call { .. } => self.is_pred(e),
             ExprKind::Binary { op: BinOp::And | BinOp::Implies, l, r } => {
                 self.impure(l) || self.impure(r)
@@ -166,6 +167,7 @@ impl<'p> Verifier<'p> {
                 let pi = self.scale.clone();
                 self.produce_loc(s, snap, a, pi, q)
             }
+            ExprKind::Quant(qn) => self.produce_qp(s, snap, qn, a, q),
             ExprKind::Untouched(inner) => {
                 // Consuming `inner` in the current and in the old heap yields equal snapshots.
                 let original = s.clone();
@@ -203,12 +205,22 @@ impl<'p> Verifier<'p> {
         };
         match &a.kind {
             ExprKind::Acc(f) => {
+                if let ExprKind::Index { arr, idx } = &f.kind {
+                    // One element: the segment `i == e` (LANGUAGE.md section 12).
+                    return self.eval(s, arr, &|v, s, ta| {
+                        v.eval(s, idx, &|v, s, te| {
+                            let s = keep(s);
+                            let c = Term::eq(crate::state::chunk::Chunk::index(), te.clone());
+                            if !v.qp_wellformed(&s, &ta, &c, a) {
+                                return;
+                            }
+                            let value = v.unwrap_snap(&snap, Sort::Arr(elem_of(&arr.ty)));
+                            v.add_segment(s, ta.clone(), c, value, pi.clone(), q)
+                        })
+                    });
+                }
                 let ExprKind::Field { recv, field, class } = &f.kind else {
-                    return self.internal(
-                        &s,
-                        a.span,
-                        "unsupported: permission to a single array element (LANGUAGE.md section 12)",
-                    );
+                    return self.internal(&s, a.span, "acc of a non-location");
                 };
                 let name = self.info.field(class.unwrap_or(0), &field.name);
                 let sort = sort_of(&f.ty);
@@ -279,6 +291,13 @@ impl<'p> Verifier<'p> {
         }
         let bounded = !matches!(c.kind, ChunkKind::Pred(..));
         let one = crate::state::term::Rat::ONE;
+        if c.kind == ChunkKind::Array && crate::rules::segment::has_segments(&s.heap) {
+            // Segments of arrays: the at-most-write facts are assumed where elements
+            // are read or written (`segment.rs`).
+            s.heap.add(c);
+            self.note_heap_size(&s);
+            return q(self, s, ());
+        }
         if bounded && !self.no_bounds && constant.is_some_and(|r| r > one) {
             // A field or element held above `write`: this path is infeasible.
             self.ledger.pruned += 1;

@@ -35,6 +35,9 @@ pub struct Chunk {
     pub value: Term,
     /// The amount held (a `Sort::Perm` term; `write` by default).
     pub perm: Term,
+    /// Array chunks only (LANGUAGE.md section 12): the indices held, a condition over
+    /// [`Chunk::index`]; `None` is every index of the array (`acc(a[*])`).
+    pub cond: Option<Term>,
 }
 
 impl Chunk {
@@ -45,6 +48,7 @@ impl Chunk {
             args: Rc::from(vec![]),
             value,
             perm: Term::write(),
+            cond: None,
         }
     }
     pub fn array(recv: Term, value: Term) -> Chunk {
@@ -54,6 +58,26 @@ impl Chunk {
             args: Rc::from(vec![]),
             value,
             perm: Term::write(),
+            cond: None,
+        }
+    }
+    /// The index symbol array chunks' conditions are stated over.
+    pub fn index() -> Term {
+        Term::var("i#", crate::state::term::Sort::Int)
+    }
+    /// The chunk's condition at index `e` (every index in bounds for `acc(a[*])`).
+    pub fn covers(&self, e: &Term) -> Term {
+        match (&self.cond, &self.recv) {
+            (Some(c), _) => {
+                let mut map = crate::state::term::TermMap::default();
+                map.insert(Chunk::index(), e.clone());
+                c.substitute(&map)
+            }
+            (None, Some(r)) => Term::and(
+                Term::le(Term::int(0), e.clone()),
+                Term::lt(e.clone(), Term::len(r.clone())),
+            ),
+            (None, None) => Term::ff(),
         }
     }
     /// The same chunk at amount `perm`.
@@ -77,6 +101,7 @@ impl Chunk {
             args: args.into(),
             value: snap,
             perm: Term::write(),
+            cond: None,
         }
     }
 }
@@ -93,10 +118,18 @@ impl fmt::Display for Chunk {
                 recv(f)?;
                 write!(f, "{short} ↦ {}", self.value)
             }
-            ChunkKind::Array => {
-                recv(f)?;
-                write!(f, "[*] ↦ {}", self.value)
-            }
+            ChunkKind::Array => match &self.cond {
+                None => {
+                    recv(f)?;
+                    write!(f, "[*] ↦ {}", self.value)
+                }
+                Some(c) => {
+                    if let Some(r) = &self.recv {
+                        write!(f, "{r}")?;
+                    }
+                    write!(f, "[i# | {c}] ↦ {}", self.value)
+                }
+            },
             ChunkKind::Pred(_, name) => {
                 let short = if self.recv.is_some() {
                     name.rsplit('.').next().unwrap_or(name)

@@ -107,6 +107,7 @@ impl Heap {
                     && c1.args == c2.args
                     && c1.value == c2.value
                     && c1.perm == c2.perm
+                    && c1.cond == c2.cond
             })
     }
     pub fn count_of(&self, kind: &ChunkKind) -> usize {

@@ -102,6 +102,14 @@ impl Term {
         self.nodes_where(|t| matches!(t.op(), Op::Var(..)))
     }
 
+    /// The symbols bound by the quantifiers in `self`.
+    pub fn bound_symbols(&self) -> Vec<Term> {
+        self.nodes_where(|t| matches!(t.op(), Op::Quant(_)))
+            .iter()
+            .flat_map(|q| q.quant_parts().0.to_vec())
+            .collect()
+    }
+
     /// Every application of a program function in `self`, each once.
     pub fn apps(&self) -> Vec<Term> {
         self.nodes_where(|t| matches!(t.op(), Op::App(_)))
