@@ -209,6 +209,10 @@ def main():
     if len(args) not in (1, 3) or (len(args) == 3 and args[1] not in FAMILIES):
         sys.exit(__doc__)
     out = args[0]
+    # An option or a family name where the folder belongs (`--help`, `chain`) would
+    # write generated programs into a folder of that name.
+    if out.startswith("-") or out in FAMILIES or out in ("chain", "paths", "list"):
+        sys.exit(__doc__)
     os.makedirs(out, exist_ok=True)
     if len(args) == 3:
         write(out, args[1], int(args[2]), bad)

@@ -183,10 +183,9 @@ pub fn check(mut program: Program) -> Result<Program, Vec<InputError>> {
             stmt::member(&env, ci, member, &mut errors);
         }
     }
-    if errors.is_empty() {
-        // On a typed program only: the ghost rule needs every expression's type.
-        ghost::check(&program, &mut errors);
-    }
+    // The ghost rule reads types: expressions that got an error are `Unknown`, which
+    // it never calls ghost, so it adds nothing about them.
+    ghost::check(&program, &mut errors);
     if errors.is_empty() {
         Ok(program)
     } else {

@@ -192,8 +192,13 @@ fn loops(c: (&Expr, bool), all: &[(&Expr, bool)], vars: &[String]) -> bool {
     })
 }
 
-/// Steps 1-4 on `body` with bound variables `vars`: the trigger groups, or none.
-fn infer(body: &Expr, vars: &[String], pure: &dyn Fn(MemberRef) -> bool) -> Vec<Vec<Expr>> {
+/// Steps 1-4 on `body` with bound variables `vars`: the trigger groups (or none),
+/// and the bound variables the candidates left by the loop guard cover.
+fn infer(
+    body: &Expr,
+    vars: &[String],
+    pure: &dyn Fn(MemberRef) -> bool,
+) -> (Vec<Vec<Expr>>, Vec<String>) {
     let mut all = vec![];
     walk(body, false, &mut all);
     let nested = nested_vars(body);
@@ -233,7 +238,9 @@ fn infer(body: &Expr, vars: &[String], pure: &dyn Fn(MemberRef) -> bool) -> Vec<
                 }
             })
         };
-        return full.iter().filter(|e| !contains_other(e)).map(|e| vec![(*e).clone()]).collect();
+        let groups =
+            full.iter().filter(|e| !contains_other(e)).map(|e| vec![(*e).clone()]).collect();
+        return (groups, vars.to_vec());
     }
     // 4. One multi-trigger covering every bound variable, in textual order.
     let mut covered: Vec<String> = vec![];
@@ -249,10 +256,10 @@ fn infer(body: &Expr, vars: &[String], pure: &dyn Fn(MemberRef) -> bool) -> Vec<
             group.push((*e).clone());
         }
         if covered.len() == vars.len() {
-            return vec![group];
+            return (vec![group], covered);
         }
     }
-    vec![]
+    (vec![], covered)
 }
 
 /// Is `o` `i + c`, `c + i` or `i - c` for a bound `i` of `vars` and `c` without bound
@@ -340,13 +347,12 @@ pub fn resolve(
     }
     q.inferred = true;
     let mut vars = vars;
-    let mut groups = infer(&q.body, &vars, pure);
+    let (mut groups, mut cov) = infer(&q.body, &vars, pure);
     // Step 5, once per uncovered variable at most (each round covers one more).
     for _ in 0..q.vars.len() {
         if !groups.is_empty() {
             break;
         }
-        let cov = covered(&[all_candidates(&q.body, &vars, pure)], &vars);
         let Some(operand) = shifted_operand(&q.body, &vars, &cov, pure) else { break };
         *fresh += 1;
         let k = format!("k{FRESH_MARK}{fresh}");
@@ -368,19 +374,9 @@ pub fn resolve(
         };
         q.vars.push(Binder { ty: Type::Int, name: Ident { name: k.clone(), span: at } });
         vars.push(k);
-        groups = infer(&q.body, &vars, pure);
+        (groups, cov) = infer(&q.body, &vars, pure);
     }
     q.triggers = groups.into_iter().map(|terms| Trigger { terms, span }).collect();
-}
-
-/// Every valid trigger term of `body` with a bound variable (for step 5's coverage).
-fn all_candidates(body: &Expr, vars: &[String], pure: &dyn Fn(MemberRef) -> bool) -> Vec<Expr> {
-    let mut all = vec![];
-    walk(body, false, &mut all);
-    all.into_iter()
-        .filter(|(e, _)| valid_term(e, vars, pure) && !mentions(e, vars).is_empty())
-        .map(|(e, _)| e.clone())
-        .collect()
 }
 
 /// Written triggers: each term a trigger term with a bound variable, occurring in the

@@ -89,6 +89,11 @@ pub struct Decider {
     flushed: Vec<(usize, usize)>,
     /// Keep axiom instances from the solver until a check needs them (default on).
     pub lazy_axioms: bool,
+    /// A quantifier was evaluated in this member: from then on what a check proves is
+    /// also assumed, so that the terms it names can instantiate quantifiers later
+    /// (LANGUAGE.md section 13: `assert a[1] == 3;` names `a[1]`). Members without
+    /// quantifiers keep the path condition as it was.
+    pub quantified: bool,
     /// Give Z3 the time left before the deadline with each query (a user's --timeout).
     /// Off, the deadline only stops paths and queries are bounded by the resource
     /// limit: Z3 4.8.12 starts a timer thread for each timed query.
@@ -120,6 +125,7 @@ impl Decider {
             pending: Vec::new(),
             flushed: Vec::new(),
             lazy_axioms: true,
+            quantified: false,
             timed: true,
             entailed: TermMap::default(),
             entailed_log: Vec::new(),

@@ -102,6 +102,36 @@ pub struct Backend {
     null: Z3_ast,
     len: Z3_func_decl,
     timeout_set: bool,
+    /// `at` of each sequence sort: an uninterpreted alias of Z3's `seq.nth`, so that
+    /// indices match triggers by E-matching (Z3 rewrites `seq.nth` terms away from
+    /// the patterns that mention them), defined by `∀ s, i {at(s, i)}. at(s, i) =
+    /// seq.nth(s, i)`.
+    seq_at: HashMap<Sort, Z3_func_decl>,
+    /// Those definitions, and the axioms of each sequence sort: given with every check
+    /// (as assumptions, so no solver frame can pop them).
+    definitions: Vec<Z3_ast>,
+    /// The sequence sorts whose axioms are in `definitions`.
+    seq_axiomatized: Vec<Sort>,
+}
+
+/// The functions of an axiomatized sequence sort.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SeqFn {
+    Empty,
+    Unit,
+    Concat,
+    Len,
+    At,
+    Extract,
+    Contains,
+    Equal,
+}
+
+/// `IDF_Z3_SEQ=1` (a developer's switch, for measuring): sequences in Z3's own
+/// sequence theory instead of the axiomatized sorts (README, "Sequences").
+fn native_sequences() -> bool {
+    static NATIVE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *NATIVE.get_or_init(|| std::env::var_os("IDF_Z3_SEQ").is_some_and(|v| v == "1"))
 }
 
 impl Default for Backend {
@@ -164,6 +194,9 @@ impl Backend {
                     "len",
                 ),
                 timeout_set: false,
+                seq_at: HashMap::new(),
+                definitions: vec![],
+                seq_axiomatized: vec![],
             };
             b.set_param("model", Param::Bool(true));
 
@@ -220,11 +253,17 @@ impl Backend {
                 // SAFETY: sorts of this context.
                 ok(unsafe { Z3_mk_array_sort(self.ctx, self.int, elem) }, "an array sort")
             }
-            Sort::Seq(..) => {
+            Sort::Seq(..) if native_sequences() => {
                 let elem = self.sort(s.seq_elem());
                 // SAFETY: sorts of this context.
                 ok(unsafe { Z3_mk_seq_sort(self.ctx, elem) }, "a sequence sort")
             }
+            // An uninterpreted sort per sequence sort (the same name gives the same
+            // sort in one context), with the axioms of `seq_axioms`.
+            Sort::Seq(..) => ok(
+                unsafe { Z3_mk_uninterpreted_sort(self.ctx, symbol(self.ctx, &format!("{s:?}"))) },
+                "a sequence sort",
+            ),
         }
     }
 
@@ -239,6 +278,319 @@ impl Backend {
             Func { name: name.into(), domain: vec![Sort::Snap].into(), range: sort }
         };
         self.func(&f)
+    }
+
+    /// An operation on axiomatized sequences: the application of its function
+    /// (membership takes the element, not the unit sequence the term holds).
+    fn seq_function(&mut self, t: &Term, a: &[Z3_ast]) -> Z3_ast {
+        let (sort, which) = match t.op() {
+            Op::SeqEmpty(s) => (*s, SeqFn::Empty),
+            Op::SeqUnit => (t.sort(), SeqFn::Unit),
+            Op::SeqConcat => (t.sort(), SeqFn::Concat),
+            Op::SeqLen => (t.args()[0].sort(), SeqFn::Len),
+            Op::SeqAt => (t.args()[0].sort(), SeqFn::At),
+            Op::SeqExtract => (t.sort(), SeqFn::Extract),
+            _ => (t.args()[0].sort(), SeqFn::Contains),
+        };
+        let f = self.seq_decl(sort, which);
+        if which == SeqFn::Contains {
+            let sub = &t.args()[1];
+            if let Op::SeqUnit = sub.op() {
+                let x = self.translate(&sub.args()[0]);
+                return self.app(f, &[a[0], x]);
+            }
+            // `contains(s, t)` for a `t` that is not a unit: the rules never build it
+            // (the smart constructor sees units); an unknown value keeps it sound.
+            let g = Func {
+                name: format!("subseq#{sort:?}").into(),
+                domain: vec![sort, sort].into(),
+                range: Sort::Bool,
+            };
+            let d = self.func(&g);
+            return self.app(d, a);
+        }
+        self.app(f, a)
+    }
+
+    /// The function `which` of the axiomatized sequence sort `sort`; the first use of
+    /// the sort adds its axioms to `definitions`.
+    fn seq_decl(&mut self, sort: Sort, which: SeqFn) -> Z3_func_decl {
+        let e = sort.seq_elem();
+        let func = |name: &str, domain: Vec<Sort>, range: Sort| Func {
+            name: format!("{name}#{sort:?}").into(),
+            domain: domain.into(),
+            range,
+        };
+        let f = match which {
+            SeqFn::Empty => func("empty", vec![], sort),
+            SeqFn::Unit => func("unit", vec![e], sort),
+            SeqFn::Concat => func("concat", vec![sort, sort], sort),
+            SeqFn::Len => func("len", vec![sort], Sort::Int),
+            SeqFn::At => func("at", vec![sort, Sort::Int], e),
+            SeqFn::Extract => func("extract", vec![sort, Sort::Int, Sort::Int], sort),
+            SeqFn::Contains => func("contains", vec![sort, e], Sort::Bool),
+            SeqFn::Equal => func("equal", vec![sort, sort], Sort::Bool),
+        };
+        let d = self.func(&f);
+        if !self.seq_axiomatized.contains(&sort) {
+            self.seq_axiomatized.push(sort);
+            self.seq_axioms(sort);
+        }
+        d
+    }
+
+    /// The laws of finite sequences for `sort` (Dafny's and Viper's axioms, each with
+    /// its triggers), added to `definitions`.
+    fn seq_axioms(&mut self, sort: Sort) {
+        let e = sort.seq_elem();
+        let tag = format!("{sort:?}");
+        let var = |n: &str, s: Sort| Term::var(&format!("{n}#{tag}"), s);
+        let (a, b, x, i, o, n) = (
+            var("a", sort),
+            var("b", sort),
+            var("x", e),
+            var("i", Sort::Int),
+            var("o", Sort::Int),
+            var("n", Sort::Int),
+        );
+        let len = |s: &Term| Term::raw(Op::SeqLen, Sort::Int, vec![s.clone()]);
+        let at = |s: &Term, k: &Term| Term::raw(Op::SeqAt, e, vec![s.clone(), k.clone()]);
+        let unit = Term::raw(Op::SeqUnit, sort, vec![x.clone()]);
+        let cat = Term::raw(Op::SeqConcat, sort, vec![a.clone(), b.clone()]);
+        let ext = Term::raw(Op::SeqExtract, sort, vec![a.clone(), o.clone(), n.clone()]);
+        let empty = Term::raw(Op::SeqEmpty(sort), sort, vec![]);
+        let zero = Term::int(0);
+        let in_range = |k: &Term, s: &Term| {
+            Term::and(Term::le(zero.clone(), k.clone()), Term::lt(k.clone(), len(s)))
+        };
+        let fits = Term::and_all(vec![
+            Term::le(zero.clone(), o.clone()),
+            Term::le(zero.clone(), n.clone()),
+            Term::le(Term::add(o.clone(), n.clone()), len(&a)),
+        ]);
+        let q = |vars: Vec<&Term>, trig: Vec<Vec<Term>>, body: Term| {
+            Term::quant(true, vars.into_iter().cloned().collect(), trig, body)
+        };
+        let equal = Term::raw(Op::Eq, Sort::Bool, vec![a.clone(), b.clone()]);
+        let member = Term::raw(Op::SeqContains, Sort::Bool, vec![a.clone(), unit.clone()]);
+        let axioms = vec![
+            Term::raw(Op::Eq, Sort::Bool, vec![len(&empty), zero.clone()]),
+            q(vec![&a], vec![vec![len(&a)]], Term::le(zero.clone(), len(&a))),
+            q(
+                vec![&a],
+                vec![vec![len(&a)]],
+                Term::implies(
+                    Term::raw(Op::Eq, Sort::Bool, vec![len(&a), zero.clone()]),
+                    Term::raw(Op::Eq, Sort::Bool, vec![a.clone(), empty.clone()]),
+                ),
+            ),
+            q(
+                vec![&x],
+                vec![vec![unit.clone()]],
+                Term::and(
+                    Term::raw(Op::Eq, Sort::Bool, vec![len(&unit), Term::int(1)]),
+                    Term::raw(Op::Eq, Sort::Bool, vec![at(&unit, &zero), x.clone()]),
+                ),
+            ),
+            q(
+                vec![&a, &b],
+                vec![vec![cat.clone()]],
+                Term::raw(Op::Eq, Sort::Bool, vec![len(&cat), Term::add(len(&a), len(&b))]),
+            ),
+            q(
+                vec![&a, &b, &i],
+                vec![vec![at(&cat, &i)]],
+                Term::raw(
+                    Op::Eq,
+                    Sort::Bool,
+                    vec![
+                        at(&cat, &i),
+                        Term::ite(
+                            Term::lt(i.clone(), len(&a)),
+                            at(&a, &i),
+                            at(&b, &Term::sub(i.clone(), len(&a))),
+                        ),
+                    ],
+                ),
+            ),
+            q(
+                vec![&a, &o, &n],
+                vec![vec![ext.clone()]],
+                Term::implies(
+                    fits.clone(),
+                    Term::raw(Op::Eq, Sort::Bool, vec![len(&ext), n.clone()]),
+                ),
+            ),
+            q(
+                vec![&a, &o, &n, &i],
+                vec![vec![at(&ext, &i)]],
+                Term::implies(
+                    Term::and(
+                        fits,
+                        Term::and(
+                            Term::le(zero.clone(), i.clone()),
+                            Term::lt(i.clone(), n.clone()),
+                        ),
+                    ),
+                    Term::raw(
+                        Op::Eq,
+                        Sort::Bool,
+                        vec![at(&ext, &i), at(&a, &Term::add(o.clone(), i.clone()))],
+                    ),
+                ),
+            ),
+            // Extensionality: equal iff same length and elements.
+            q(
+                vec![&a, &b],
+                vec![vec![equal.clone()]],
+                Term::raw(
+                    Op::Eq,
+                    Sort::Bool,
+                    vec![
+                        equal.clone(),
+                        Term::and(
+                            Term::raw(Op::Eq, Sort::Bool, vec![len(&a), len(&b)]),
+                            q(
+                                vec![&i],
+                                vec![vec![at(&a, &i)], vec![at(&b, &i)]],
+                                Term::implies(
+                                    in_range(&i, &a),
+                                    Term::raw(Op::Eq, Sort::Bool, vec![at(&a, &i), at(&b, &i)]),
+                                ),
+                            ),
+                        ),
+                    ],
+                ),
+            ),
+            // Membership: some index holds it.
+            q(
+                vec![&a, &x],
+                vec![vec![member.clone()]],
+                Term::raw(
+                    Op::Eq,
+                    Sort::Bool,
+                    vec![
+                        member.clone(),
+                        Term::quant(
+                            false,
+                            vec![i.clone()],
+                            vec![vec![at(&a, &i)]],
+                            Term::and(
+                                in_range(&i, &a),
+                                Term::raw(Op::Eq, Sort::Bool, vec![at(&a, &i), x.clone()]),
+                            ),
+                        ),
+                    ],
+                ),
+            ),
+            // Membership through the constructors (E-matching modulo equalities finds a
+            // `contains` of a sequence known equal to a literal).
+            q(
+                vec![&a, &b, &x],
+                vec![vec![Term::raw(Op::SeqContains, Sort::Bool, vec![cat.clone(), unit.clone()])]],
+                Term::raw(
+                    Op::Eq,
+                    Sort::Bool,
+                    vec![
+                        Term::raw(Op::SeqContains, Sort::Bool, vec![cat.clone(), unit.clone()]),
+                        Term::or(
+                            Term::raw(Op::SeqContains, Sort::Bool, vec![a.clone(), unit.clone()]),
+                            Term::raw(Op::SeqContains, Sort::Bool, vec![b.clone(), unit.clone()]),
+                        ),
+                    ],
+                ),
+            ),
+            q(
+                vec![&var("y", e), &x],
+                vec![vec![Term::raw(
+                    Op::SeqContains,
+                    Sort::Bool,
+                    vec![Term::raw(Op::SeqUnit, sort, vec![var("y", e)]), unit.clone()],
+                )]],
+                Term::raw(
+                    Op::Eq,
+                    Sort::Bool,
+                    vec![
+                        Term::raw(
+                            Op::SeqContains,
+                            Sort::Bool,
+                            vec![Term::raw(Op::SeqUnit, sort, vec![var("y", e)]), unit.clone()],
+                        ),
+                        Term::raw(Op::Eq, Sort::Bool, vec![var("y", e), x.clone()]),
+                    ],
+                ),
+            ),
+            Term::quant(
+                true,
+                vec![x.clone()],
+                vec![vec![Term::raw(
+                    Op::SeqContains,
+                    Sort::Bool,
+                    vec![empty.clone(), unit.clone()],
+                )]],
+                Term::not(Term::raw(
+                    Op::SeqContains,
+                    Sort::Bool,
+                    vec![empty.clone(), unit.clone()],
+                )),
+            ),
+        ];
+        for ax in &axioms {
+            let d = self.translate(ax);
+            self.definitions.push(d);
+        }
+        // Extensional equality is equality: `equal(a, b) ⇒ a = b` (the `=` of the
+        // sort, which `Op::Eq` on sequences does not translate to).
+        let c = self.ctx;
+        let (za, zb) = (self.translate(&a), self.translate(&b));
+        let ze = self.translate(&equal);
+        // SAFETY: ASTs of this context; arrays live across the calls.
+        unsafe {
+            let eq = ok(Z3_mk_eq(c, za, zb), "=");
+            let imp = ok(Z3_mk_implies(c, ze, eq), "=>");
+            let pat = ok(Z3_mk_pattern(c, 1, [ze].as_ptr()), "a pattern");
+            let bound = [ok(Z3_to_app(c, za), "a"), ok(Z3_to_app(c, zb), "b")];
+            let ax =
+                ok(Z3_mk_forall_const(c, 0, 2, bound.as_ptr(), 1, [pat].as_ptr(), imp), "an axiom");
+            self.definitions.push(ax);
+        }
+    }
+
+    /// The `at` function of sequence sort `sort` (declared, with its definition, on
+    /// first use).
+    fn seq_at(&mut self, sort: Sort) -> Z3_func_decl {
+        if let Some(f) = self.seq_at.get(&sort) {
+            return *f;
+        }
+        let c = self.ctx;
+        let (zs, ze) = (self.sort(sort), self.sort(sort.seq_elem()));
+        // SAFETY: sorts, symbols and ASTs of this context; arrays live across calls.
+        unsafe {
+            let f = ok(
+                Z3_mk_func_decl(
+                    c,
+                    symbol(c, &format!("at#{sort:?}")),
+                    2,
+                    [zs, self.int].as_ptr(),
+                    ze,
+                ),
+                "at",
+            );
+            let s = ok(Z3_mk_const(c, symbol(c, "at#s"), zs), "at#s");
+            let i = ok(Z3_mk_const(c, symbol(c, "at#i"), self.int), "at#i");
+            let app = self.app(f, &[s, i]);
+            let nth = ok(Z3_mk_seq_nth(c, s, i), "seq.nth");
+            let eq = ok(Z3_mk_eq(c, app, nth), "at = nth");
+            let pat = ok(Z3_mk_pattern(c, 1, [app].as_ptr()), "a pattern");
+            let bound = [ok(Z3_to_app(c, s), "s"), ok(Z3_to_app(c, i), "i")];
+            let def = ok(
+                Z3_mk_forall_const(c, 0, 2, bound.as_ptr(), 1, [pat].as_ptr(), eq),
+                "the definition of at",
+            );
+            self.definitions.push(def);
+            self.seq_at.insert(sort, f);
+            f
+        }
     }
 
     /// A quantifier over the constants `vars` with the trigger groups `groups`; with no
@@ -256,10 +608,26 @@ impl Backend {
             })
             .collect();
         let mut patterns: Vec<Z3_pattern> = vec![];
+        let b = self.translate(body);
         for g in &groups {
+            // Z3 accepts no conditional in a pattern (it warns and drops the group).
+            if g.iter().any(|x| !x.nodes_ite_free()) {
+                continue;
+            }
             let terms: Vec<Z3_ast> = g.iter().map(|x| self.translate(x)).collect();
             // SAFETY: the array lives across the call.
-            if let Some(p) = unsafe { Z3_mk_pattern(c, terms.len() as u32, terms.as_ptr()) } {
+            let Some(p) = (unsafe { Z3_mk_pattern(c, terms.len() as u32, terms.as_ptr()) }) else {
+                continue;
+            };
+            // A group Z3 rejects (a term it does not accept in a pattern) is left out:
+            // fewer instances, never a wrong one.
+            // SAFETY: the arrays live across the call.
+            let accepted = unsafe {
+                Z3_mk_forall_const(c, 0, bound.len() as u32, bound.as_ptr(), 1, [p].as_ptr(), b)
+                    .is_some()
+                    && Z3_get_error_code(c) == ErrorCode::Ok
+            };
+            if accepted {
                 patterns.push(p);
             }
         }
@@ -272,7 +640,6 @@ impl Backend {
             // SAFETY: as above.
             patterns.push(ok(unsafe { Z3_mk_pattern(c, 1, [app].as_ptr()) }, "a pattern"));
         }
-        let b = self.translate(body);
         // SAFETY: the arrays live across the call; every AST is of this context.
         unsafe {
             if forall {
@@ -406,6 +773,10 @@ impl Backend {
                 Op::Neg => Z3_mk_unary_minus(c, a[0]),
                 Op::Lt => Z3_mk_lt(c, a[0], a[1]),
                 Op::Le => Z3_mk_le(c, a[0], a[1]),
+                Op::Eq if matches!(t.args()[0].sort(), Sort::Seq(..)) && !native_sequences() => {
+                    let f = self.seq_decl(t.args()[0].sort(), SeqFn::Equal);
+                    Some(self.app(f, &a))
+                }
                 Op::Eq => Z3_mk_eq(c, a[0], a[1]),
                 Op::Not => Z3_mk_not(c, a[0]),
                 Op::And => Z3_mk_and(c, a.len() as u32, a.as_ptr()),
@@ -426,13 +797,23 @@ impl Backend {
                 Op::Store => Z3_mk_store(c, a[0], a[1], a[2]),
                 Op::ConstArr(_) => Z3_mk_const_array(c, self.int, a[0]),
                 Op::Quant(_) => unreachable!("translated above"),
-                Op::SeqEmpty(s) => Z3_mk_seq_empty(c, self.sort(*s)),
-                Op::SeqUnit => Z3_mk_seq_unit(c, a[0]),
-                Op::SeqConcat => Z3_mk_seq_concat(c, 2, a.as_ptr()),
-                Op::SeqLen => Z3_mk_seq_length(c, a[0]),
-                Op::SeqAt => Z3_mk_seq_nth(c, a[0], a[1]),
-                Op::SeqExtract => Z3_mk_seq_extract(c, a[0], a[1], a[2]),
-                Op::SeqContains => Z3_mk_seq_contains(c, a[0], a[1]),
+                Op::SeqEmpty(s) if native_sequences() => Z3_mk_seq_empty(c, self.sort(*s)),
+                Op::SeqUnit if native_sequences() => Z3_mk_seq_unit(c, a[0]),
+                Op::SeqConcat if native_sequences() => Z3_mk_seq_concat(c, 2, a.as_ptr()),
+                Op::SeqLen if native_sequences() => Z3_mk_seq_length(c, a[0]),
+                Op::SeqAt if native_sequences() => {
+                    let at = self.seq_at(t.args()[0].sort());
+                    Some(self.app(at, &a))
+                }
+                Op::SeqExtract if native_sequences() => Z3_mk_seq_extract(c, a[0], a[1], a[2]),
+                Op::SeqContains if native_sequences() => Z3_mk_seq_contains(c, a[0], a[1]),
+                Op::SeqEmpty(_)
+                | Op::SeqUnit
+                | Op::SeqConcat
+                | Op::SeqLen
+                | Op::SeqAt
+                | Op::SeqExtract
+                | Op::SeqContains => Some(self.seq_function(t, &a)),
             }
         };
         ok(r, "a term")
@@ -495,8 +876,16 @@ impl Backend {
         let dumped = dump_dir().map(|dir| dump_query(dir, &self.smtlib(), &self.show(b)));
         let start = std::time::Instant::now();
         // SAFETY: the assumption array lives across the call.
-        let r = match unsafe { Z3_solver_check_assumptions(self.ctx, self.solver, 1, [b].as_ptr()) }
-        {
+        let mut assumptions = vec![b];
+        assumptions.extend(self.definitions.iter().copied());
+        let r = match unsafe {
+            Z3_solver_check_assumptions(
+                self.ctx,
+                self.solver,
+                assumptions.len() as u32,
+                assumptions.as_ptr(),
+            )
+        } {
             Z3_L_TRUE => Sat::Sat,
             Z3_L_FALSE => Sat::Unsat,
             // E-matching ran out of instances (no model-based instantiation): the
@@ -520,8 +909,15 @@ impl Backend {
         // SAFETY: the string is copied before the next call into Z3.
         let why = unsafe {
             let s = Z3_solver_get_reason_unknown(self.ctx, self.solver);
-            if s.is_null() { String::new() } else { CStr::from_ptr(s).to_string_lossy().into_owned() }
+            if s.is_null() {
+                String::new()
+            } else {
+                CStr::from_ptr(s).to_string_lossy().into_owned()
+            }
         };
+        if std::env::var_os("IDF_DEBUG_UNKNOWN").is_some() {
+            eprintln!("unknown: {why}");
+        }
         why.contains("incomplete")
     }
 

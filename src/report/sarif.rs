@@ -163,6 +163,12 @@ pub const RULES: &[Rule] = &[
         "warning",
     ),
     rule(
+        "no.trigger",
+        "A value quantifier has no trigger.",
+        "LANGUAGE.md section 13: no trigger was written or could be inferred, so where the quantifier is assumed nothing instantiates it. Name its bound variables in an array read, a sequence index or a pure-method call, or write a trigger.",
+        "warning",
+    ),
+    rule(
         "parse.error",
         "The file does not parse.",
         "An input error before verification: the text is not a `.jv` program. Nothing in the file is verified.",

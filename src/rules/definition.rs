@@ -660,7 +660,11 @@ impl<'p> Verifier<'p> {
     /// Silicon's predicate-triggered function definitions). Axioms hold on every
     /// path, so applications met on other paths may be instantiated here too.
     pub fn after_ghost(&mut self, snap: &Term) {
-        if !self.config.infer {
+        // A snapshot without symbols (`unit`: the instance holds nothing; a value
+        // built of constants) says all it can already: opening or closing it teaches
+        // nothing new, and refuelling its applications (every heap-free method's is on
+        // `unit`) at each such ghost step only makes instances grow.
+        if !self.config.infer || snap.symbols().is_empty() {
             return;
         }
         let apps = self.apps_by_snap.get(snap).cloned().unwrap_or_default();
@@ -674,13 +678,10 @@ impl<'p> Verifier<'p> {
 /// formals (`sk#C.p#x@1(s, this, ..)`): an unknown value the translation met, which
 /// depends only on the application's arguments.
 fn skolemize(t: &Term, formals: &[Term], name: &str) -> Term {
-    // Symbols bound by a quantifier stay bound.
-    let bound = t.bound_symbols();
-    let foreign: Vec<Term> = t
-        .symbols()
-        .into_iter()
-        .filter(|x| !formals.contains(x) && !bound.contains(x))
-        .collect();
+    // A quantifier's bound variables are not unknowns of the translation.
+    let bound = t.bound_vars();
+    let foreign: Vec<Term> =
+        t.symbols().into_iter().filter(|x| !formals.contains(x) && !bound.contains(x)).collect();
     if foreign.is_empty() {
         return t.clone();
     }

@@ -649,10 +649,76 @@ impl<'p> Verifier<'p> {
             // gives none).
             let opening = openings.iter().any(|o| proper_part(&snap, o));
             if !(closed_nothing && (earlier || smaller || opening)) {
+                // Rule (4) (LANGUAGE.md section 15): both declare `decreases`, they
+                // call each other, and the measure goes down, staying non-negative.
+                let decreases =
+                    |r: MemberRef| v.prog.classes[r.class].members[r.member].decreases.first();
+                match (decreases(caller), decreases(target)) {
+                    (Some(dc), Some(dt)) if v.info.same_group(caller, target) => {
+                        let callee = &v.prog.classes[target.class].members[target.member];
+                        let mut at_call = s.clone();
+                        at_call.store = Default::default();
+                        if let Some(r) = &recv {
+                            at_call.set("this", r.clone());
+                        }
+                        for (p, a) in callee.params.iter().zip(args) {
+                            at_call.set(&p.name.name, a.clone());
+                        }
+                        let snap = snap.clone();
+                        let recv = recv.clone();
+                        return v.eval(s.clone(), dc, &|v, _, tc| {
+                            v.eval(at_call.clone(), dt, &|v, _, tt| {
+                                let checks = [
+                                    (
+                                        Term::le(Term::int(0), tc.clone()),
+                                        "the measure may be negative",
+                                    ),
+                                    (Term::lt(tt, tc.clone()), "the measure may not decrease"),
+                                ];
+                                for (goal, why) in checks {
+                                    if v.dec.prove(&goal) != crate::decider::Answer::Proved {
+                                        return v.fail_measure(s, e, target, why);
+                                    }
+                                }
+                                v.pure_call_finish(
+                                    s,
+                                    snap.clone(),
+                                    target,
+                                    recv.clone(),
+                                    args,
+                                    e,
+                                    explicit,
+                                    termination,
+                                    q,
+                                );
+                            })
+                        });
+                    }
+                    _ => {}
+                }
                 v.fail_termination(s, e, target);
                 return;
             }
         }
+        v.pure_call_finish(s, snap, target, recv, args, e, explicit, termination, q)
+    }
+
+    /// The rest of a pure call once its termination is settled: the application and
+    /// its axioms.
+    #[allow(clippy::too_many_arguments)]
+    fn pure_call_finish(
+        &mut self,
+        s: &State,
+        snap: Term,
+        target: MemberRef,
+        recv: Option<Term>,
+        args: &[Term],
+        e: &'p Expr,
+        explicit: bool,
+        termination: Option<MemberRef>,
+        q: Q<'_, 'p, PureCall>,
+    ) {
+        let v = self;
         let Some(f) = v.info.funcs.get(&target) else {
             return v.internal(s, e.span, "pure method without a function");
         };
@@ -668,6 +734,22 @@ impl<'p> Verifier<'p> {
             v.assume_typed(&term, ty, false);
         }
         q(v, s.clone(), PureCall { term, snap })
+    }
+
+    /// Rule (4) tried and failed: `why` is the failing half.
+    fn fail_measure(&mut self, s: &State, e: &Expr, target: MemberRef, why: &str) {
+        let name = self.info.member_names.get(&target).cloned().unwrap_or_default();
+        let save = self.mode;
+        self.mode = Mode::Stmt;
+        self.fail(
+            s,
+            e.span,
+            "termination.unproven",
+            format!(
+                "cannot prove that the call of `{name}` terminates: {why} (its `decreases` clause)"
+            ),
+        );
+        self.mode = save;
     }
 
     fn fail_termination(&mut self, s: &State, e: &Expr, target: MemberRef) {

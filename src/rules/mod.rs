@@ -34,9 +34,9 @@ pub mod ghost;
 pub mod info;
 pub mod ledger;
 pub mod merge;
-pub mod quant;
 pub mod produce;
 pub mod segment;
+pub mod quant;
 pub mod show;
 
 use crate::decider::{Answer, Decider};
@@ -481,7 +481,12 @@ impl<'p> Verifier<'p> {
             return true;
         }
         match self.dec.prove(goal) {
-            Answer::Proved => true,
+            Answer::Proved => {
+                if self.dec.quantified {
+                    self.dec.assume(goal.clone());
+                }
+                true
+            }
             Answer::Refuted => {
                 self.fail(state, span, reason, what());
                 if reason == "assertion.false"

@@ -24,6 +24,7 @@ use crate::syntax::ast::{Expr, ExprKind, Quant, QuantKind, Span};
 impl<'p> Verifier<'p> {
     /// Evaluate the value quantifier `qn` (section 13).
     pub fn eval_quant(&mut self, s: State, qn: &'p Quant, q: Q<'_, 'p, Term>) {
+        self.dec.quantified = true;
         let mut inner = s.clone();
         let mut vars = vec![];
         for b in &qn.vars {
@@ -34,7 +35,8 @@ impl<'p> Verifier<'p> {
         }
         let spans: Vec<Span> =
             qn.triggers.iter().flat_map(|g| g.terms.iter().map(|t| t.span)).collect();
-        let mine: Vec<Span> = spans.iter().copied().filter(|sp| !self.watch.contains_key(sp)).collect();
+        let mine: Vec<Span> =
+            spans.iter().copied().filter(|sp| !self.watch.contains_key(sp)).collect();
         for sp in &mine {
             self.watch.insert(*sp, None);
         }
@@ -42,7 +44,8 @@ impl<'p> Verifier<'p> {
         let leaves = self.join(&|v, k| {
             v.eval(inner.clone(), &qn.body, &|v, _s, t| k(v, t));
         });
-        let recorded: Vec<Option<Term>> = spans.iter().map(|sp| self.watch.get(sp).cloned().flatten()).collect();
+        let recorded: Vec<Option<Term>> =
+            spans.iter().map(|sp| self.watch.get(sp).cloned().flatten()).collect();
         for sp in &mine {
             self.watch.remove(sp);
         }
@@ -54,15 +57,23 @@ impl<'p> Verifier<'p> {
         let mut groups: Vec<Vec<Term>> = vec![];
         let mut at = 0;
         for g in &qn.triggers {
-            let terms: Option<Vec<Term>> = recorded[at..at + g.terms.len()].iter().cloned().collect();
+            let terms: Option<Vec<Term>> =
+                recorded[at..at + g.terms.len()].iter().cloned().collect();
             at += g.terms.len();
-            if let Some(terms) = terms
-                && covers(&terms, &vars)
-            {
-                groups.push(terms);
+            if let Some(terms) = terms {
+                let mut pattern = vec![];
+                for t in &terms {
+                    pattern_terms(t, &vars, &mut pattern);
+                }
+                if covers(&pattern, &vars) {
+                    groups.push(pattern);
+                }
             }
         }
         self.assume_bound_facts(&leaves, &vars, &groups);
+        if qn.kind == QuantKind::Exists {
+            self.mention_ground_terms(&leaves, &vars);
+        }
         let mut it = leaves.iter().rev();
         let last = it.next().map(|l| l.value.clone()).unwrap_or_else(Term::tt);
         let body =
@@ -85,7 +96,10 @@ impl<'p> Verifier<'p> {
             let mut triggers: Vec<Vec<Term>> = groups.to_vec();
             for a in t.apps() {
                 let s = a.symbols();
-                if vars.iter().all(|x| s.contains(x)) && !triggers.iter().any(|g| g == &[a.clone()]) {
+                if vars.iter().all(|x| s.contains(x))
+                    && a.nodes_ite_free()
+                    && !triggers.iter().any(|g| g == &[a.clone()])
+                {
                     triggers.push(vec![a]);
                 }
             }
@@ -121,6 +135,26 @@ impl<'p> Verifier<'p> {
         }
     }
 
+    /// The reads and applications in an `exists` body that mention no bound symbol
+    /// are terms of the path (`int m = a[0];` then `exists k :: .. a[k] == m`): they
+    /// are made known to the solver as ground terms (an uninterpreted `mention`
+    /// predicate holds of them, which says nothing), so they can instantiate the
+    /// negated body's triggers.
+    fn mention_ground_terms(&mut self, leaves: &[Leaf<Term>], vars: &[Term]) {
+        for l in leaves {
+            let mut found = vec![];
+            ground_reads(&l.value, vars, &mut found);
+            for t in found {
+                let f = crate::state::term::Func {
+                    name: format!("mention#{:?}", t.sort()).into(),
+                    domain: vec![t.sort()].into(),
+                    range: Sort::Bool,
+                };
+                self.dec.assume(Term::app(&f, vec![t]));
+            }
+        }
+    }
+
     /// Evaluate a sequence operation (section 14).
     pub fn eval_seq(&mut self, s: State, e: &'p Expr, q: Q<'_, 'p, Term>) {
         match &e.kind {
@@ -141,7 +175,11 @@ impl<'p> Verifier<'p> {
             ExprKind::SeqIndex { seq, idx } => self.eval(s, seq, &|v, s, ts| {
                 v.eval(s, idx, &|v, s, ti| {
                     let len = Term::seq_len(ts.clone());
-                    if !v.seq_bounds(&s, &[(Term::int(0), ti.clone(), false), (ti.clone(), len, true)], e) {
+                    if !v.seq_bounds(
+                        &s,
+                        &[(Term::int(0), ti.clone(), false), (ti.clone(), len, true)],
+                        e,
+                    ) {
                         return;
                     }
                     q(v, s, Term::seq_at(ts.clone(), ti))
@@ -191,7 +229,8 @@ impl<'p> Verifier<'p> {
                     let ts = ts.clone();
                     v.eval(s, val, &|v, s, tv| {
                         let len = Term::seq_len(ts.clone());
-                        let ok = [(Term::int(0), ti.clone(), false), (ti.clone(), len.clone(), true)];
+                        let ok =
+                            [(Term::int(0), ti.clone(), false), (ti.clone(), len.clone(), true)];
                         if !v.seq_bounds(&s, &ok, e) {
                             return;
                         }
@@ -202,7 +241,10 @@ impl<'p> Verifier<'p> {
                         let after = Term::add(ti.clone(), Term::int(1));
                         let rest = Term::sub(len, after.clone());
                         let t = Term::seq_concat(
-                            Term::seq_concat(Term::seq_extract(ts.clone(), Term::int(0), ti.clone()), unit),
+                            Term::seq_concat(
+                                Term::seq_extract(ts.clone(), Term::int(0), ti.clone()),
+                                unit,
+                            ),
                             Term::seq_extract(ts.clone(), after, rest),
                         );
                         q(v, s, t)
@@ -220,13 +262,76 @@ impl<'p> Verifier<'p> {
             conds
                 .iter()
                 .map(|(a, b, strict)| {
-                    if *strict { Term::lt(a.clone(), b.clone()) } else { Term::le(a.clone(), b.clone()) }
+                    if *strict {
+                        Term::lt(a.clone(), b.clone())
+                    } else {
+                        Term::le(a.clone(), b.clone())
+                    }
                 })
                 .collect(),
         );
         self.check(s, &ok, e.span, "index.out.of.bounds", || {
             format!("`{}` might be out of bounds", crate::rules::show::expr(e))
         })
+    }
+}
+
+/// The terms of a trigger term's evaluation the solver can match: the term itself
+/// when it is an application of a function (a read, a pure call, a sequence
+/// operation) without conditionals or arithmetic above the bound symbols; otherwise
+/// its largest sub-terms that are (an index into a concatenation evaluates to
+/// `ite(i < |s|, s[i], t[i - |s|])`: its patterns are `s[i]` and `t[i - |s|]`'s
+/// reads where they mention a bound symbol).
+fn pattern_terms(t: &Term, vars: &[Term], out: &mut Vec<Term>) {
+    let syms = t.symbols();
+    if !vars.iter().any(|x| syms.contains(x)) {
+        return;
+    }
+    let matchable = matches!(
+        t.op(),
+        Op::App(_)
+            | Op::Select
+            | Op::SeqAt
+            | Op::SeqExtract
+            | Op::SeqContains
+            | Op::SeqLen
+            | Op::Len
+    );
+    let clean = |x: &Term| {
+        // Bound symbols only as whole arguments, or inside matchable sub-terms.
+        x.args().iter().all(|a| {
+            matches!(a.op(), Op::Var(..))
+                || !vars.iter().any(|v| a.symbols().contains(v))
+                || matches!(
+                    a.op(),
+                    Op::App(_) | Op::Select | Op::SeqAt | Op::SeqExtract | Op::SeqLen | Op::Len
+                )
+        })
+    };
+    if matchable && clean(t) && t.nodes_ite_free() {
+        if !out.contains(t) {
+            out.push(t.clone());
+        }
+        return;
+    }
+    for a in t.args() {
+        pattern_terms(a, vars, out);
+    }
+}
+
+/// The largest reads (array, sequence) and pure applications in `t` without a bound
+/// symbol.
+fn ground_reads(t: &Term, vars: &[Term], out: &mut Vec<Term>) {
+    let syms = t.symbols();
+    let bound = vars.iter().any(|x| syms.contains(x));
+    if !bound {
+        if matches!(t.op(), Op::Select | Op::SeqAt | Op::App(_)) && !out.contains(t) {
+            out.push(t.clone());
+        }
+        return;
+    }
+    for a in t.args() {
+        ground_reads(a, vars, out);
     }
 }
 

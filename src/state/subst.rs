@@ -102,12 +102,22 @@ impl Term {
         self.nodes_where(|t| matches!(t.op(), Op::Var(..)))
     }
 
-    /// The symbols bound by the quantifiers in `self`.
-    pub fn bound_symbols(&self) -> Vec<Term> {
-        self.nodes_where(|t| matches!(t.op(), Op::Quant(_)))
-            .iter()
-            .flat_map(|q| q.quant_parts().0.to_vec())
-            .collect()
+    /// The bound variables of the quantifiers in `self`, each once.
+    pub fn bound_vars(&self) -> Vec<Term> {
+        let mut out: Vec<Term> = vec![];
+        for q in self.nodes_where(|t| matches!(t.op(), Op::Quant(_))) {
+            for v in q.quant_parts().0 {
+                if !out.contains(v) {
+                    out.push(v.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Does no conditional (`ite`) occur in `self`?
+    pub fn nodes_ite_free(&self) -> bool {
+        self.nodes_where(|t| matches!(t.op(), Op::Ite | Op::Quant(_))).is_empty()
     }
 
     /// Every application of a program function in `self`, each once.

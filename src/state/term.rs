@@ -771,21 +771,49 @@ impl Term {
         let sort = a.sort();
         mk(Op::SeqConcat, sort, vec![a, b])
     }
+    /// `|s|`, folded through the constructors (`|s ++ t| = |s| + |t|`; a slice
+    /// `extract(s, o, n)` is built only where `0 ≤ o ≤ o + n ≤ |s|` was proved, so its
+    /// length is `n`).
     pub fn seq_len(s: Term) -> Term {
         match s.op() {
             Op::SeqEmpty(_) => Term::int(0),
             Op::SeqUnit => Term::int(1),
-            Op::SeqConcat => Term::add(
-                Term::seq_len(s.args()[0].clone()),
-                Term::seq_len(s.args()[1].clone()),
-            ),
+            Op::SeqConcat => {
+                Term::add(Term::seq_len(s.args()[0].clone()), Term::seq_len(s.args()[1].clone()))
+            }
+            Op::SeqExtract => s.args()[2].clone(),
             _ => mk(Op::SeqLen, Sort::Int, vec![s]),
         }
     }
+    /// `s[i]`, pushed through the constructors: the rules build an index only where
+    /// `0 ≤ i < |s|` holds (checked, or under the guard of a quantifier's body), and
+    /// there `(s ++ t)[i] = ite(i < |s|, s[i], t[i - |s|])`, `seq(x)[i] = x` and
+    /// `extract(s, o, n)[i] = s[o + i]`. So indices reach the solver on the sequences
+    /// named in the program, where triggers over them can match (Dafny's and Viper's
+    /// axioms of the same laws, applied as the term is built).
     pub fn seq_at(s: Term, i: Term) -> Term {
         let sort = s.sort().seq_elem();
-        if let (Op::SeqUnit, Some(0)) = (s.op(), i.as_int()) {
-            return s.args()[0].clone();
+        match s.op() {
+            Op::SeqUnit => return s.args()[0].clone(),
+            Op::SeqConcat => {
+                let (a, b) = (s.args()[0].clone(), s.args()[1].clone());
+                let la = Term::seq_len(a.clone());
+                if let (Some(n), Some(k)) = (la.as_int(), i.as_int()) {
+                    return if k < n {
+                        Term::seq_at(a, i)
+                    } else {
+                        Term::seq_at(b, Term::int(k - n))
+                    };
+                }
+                let left = Term::seq_at(a, i.clone());
+                let right = Term::seq_at(b, Term::sub(i.clone(), la.clone()));
+                return Term::ite(Term::lt(i, la), left, right);
+            }
+            Op::SeqExtract => {
+                let (a, o) = (s.args()[0].clone(), s.args()[1].clone());
+                return Term::seq_at(a, Term::add(o, i));
+            }
+            _ => {}
         }
         mk(Op::SeqAt, sort, vec![s, i])
     }
@@ -796,8 +824,31 @@ impl Term {
         }
         mk(Op::SeqExtract, sort, vec![s, offset, len])
     }
+    /// `contains(s, seq(x))` (membership), pushed through the constructors:
+    /// `seq(y)` contains `x` iff `x = y`, a concatenation iff either part does.
     pub fn seq_contains(s: Term, sub: Term) -> Term {
+        if let Op::SeqUnit = sub.op() {
+            let x = sub.args()[0].clone();
+            match s.op() {
+                Op::SeqEmpty(_) => return Term::ff(),
+                Op::SeqUnit => return Term::eq(s.args()[0].clone(), x),
+                Op::SeqConcat => {
+                    let (a, b) = (s.args()[0].clone(), s.args()[1].clone());
+                    return Term::or(
+                        Term::seq_contains(a, sub.clone()),
+                        Term::seq_contains(b, sub),
+                    );
+                }
+                _ => {}
+            }
+        }
         mk(Op::SeqContains, Sort::Bool, vec![s, sub])
+    }
+
+    /// A term built as given, without folding (for the solver's axioms of an
+    /// operation, which folding would turn into `true`).
+    pub fn raw(op: Op, sort: Sort, args: Vec<Term>) -> Term {
+        mk(op, sort, args)
     }
 }
 

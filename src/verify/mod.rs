@@ -176,9 +176,55 @@ pub fn verify_member_with(
         cached: false,
     });
     let name = info.member_names.get(&member).cloned().unwrap_or_default();
-    let warnings =
+    let mut warnings =
         if config.smoke && status == Status::Verified { smoke(&v, m, &name) } else { vec![] };
+    warnings.extend(no_trigger(m));
     Ok(MemberResult { member, name, kind: m.kind, status, errors, warnings, time_ms, stats })
+}
+
+/// LANGUAGE.md section 13, step 6: a value quantifier of the member for which no
+/// trigger was written or inferred; where it is assumed, nothing instantiates it.
+fn no_trigger(m: &crate::syntax::ast::Member) -> Vec<VerificationError> {
+    use crate::syntax::ast::{Body, Expr, ExprKind, Rhs, StmtKind};
+    let mut roots: Vec<&Expr> = m.requires.iter().chain(&m.ensures).chain(&m.decreases).collect();
+    match &m.body {
+        Body::Return(e) => roots.push(e),
+        Body::Block(b) => crate::syntax::ast::each_stmt(&b.stmts, &mut |st| match &st.kind {
+            StmtKind::Local { init: Some(Rhs::Expr(e)), .. }
+            | StmtKind::Assign { rhs: Rhs::Expr(e), .. }
+            | StmtKind::Call(e)
+            | StmtKind::Assert(e)
+            | StmtKind::Open(e)
+            | StmtKind::Close(e)
+            | StmtKind::Use(e)
+            | StmtKind::Join(e)
+            | StmtKind::Return(Some(e)) => roots.push(e),
+            StmtKind::While { invariants, .. } => roots.extend(invariants),
+            _ => {}
+        }),
+        Body::None => {}
+    }
+    let mut out = vec![];
+    for r in roots {
+        r.any(&mut |x| {
+            if let ExprKind::Quant(q) = &x.kind
+                && !q.permission
+                && q.triggers.is_empty()
+            {
+                out.push(VerificationError::plain(
+                    "no.trigger",
+                    "no.trigger",
+                    format!(
+                        "no trigger for `{}`: where it is assumed, the verifier will not use it; name its bound variables in an array read, a sequence index or a pure-method call (or write a trigger `{{ .. }}`)",
+                        crate::rules::show::expr(x)
+                    ),
+                    crate::syntax::ast::Span { start: x.span.start, end: x.span.start + q.kind.keyword().len() as u32 },
+                ));
+            }
+            false
+        });
+    }
+    out
 }
 
 /// `--smoke`: a verified member no path ran to its end (its precondition may be
