@@ -2,6 +2,7 @@
 //! dynamic frames (Smans, Jacobs, Piessens). Modules in reading order.
 pub mod cache;
 pub mod check;
+pub mod console;
 pub mod decider;
 pub mod driver;
 pub mod interp;

@@ -126,16 +126,43 @@ fn test_main(args: Vec<std::ffi::OsString>) -> i32 {
         seed: cli.seed,
         methods: cli.methods,
     };
-    let sum = driver::with_big_stack(|| {
-        let mut out = std::io::stdout().lock();
-        idf_verify::testing::run_tests(&opts, &mut out)
+    let (sum, written) = driver::with_big_stack(|| {
+        let mut out = Recording { inner: std::io::stdout().lock(), error: None };
+        let sum = idf_verify::testing::run_tests(&opts, &mut out);
+        let flushed = out.flush();
+        (sum, out.error.map_or(flushed, Err))
     });
-    if sum.input_errors > 0 {
+    let code = if sum.input_errors > 0 {
         2
     } else if sum.failures > 0 {
         1
     } else {
         0
+    };
+    output_status(written, code)
+}
+
+/// A writer that remembers its first error, for reports written line by line whose
+/// writers do not stop at one.
+struct Recording<W> {
+    inner: W,
+    error: Option<std::io::Error>,
+}
+
+impl<W: Write> Write for Recording<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf).inspect_err(|e| self.note(e))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().inspect_err(|e| self.note(e))
+    }
+}
+
+impl<W> Recording<W> {
+    fn note(&mut self, e: &std::io::Error) {
+        if self.error.is_none() {
+            self.error = Some(std::io::Error::new(e.kind(), e.to_string()));
+        }
     }
 }
 
@@ -144,15 +171,17 @@ fn test_main(args: Vec<std::ffi::OsString>) -> i32 {
 fn merge_main(args: Vec<std::ffi::OsString>) -> i32 {
     let files: Vec<PathBuf> = args.into_iter().skip(1).map(PathBuf::from).collect();
     if files.is_empty() || files.iter().any(|f| f.to_str().is_some_and(|s| s.starts_with('-'))) {
-        eprintln!("usage: idf-verify merge SHARD.json...  (the JSON of each `--shard K/N` run)");
+        idf_verify::say!(
+            "usage: idf-verify merge SHARD.json...  (the JSON of each `--shard K/N` run)"
+        );
         return 2;
     }
     let mut docs = vec![];
     for f in &files {
-        match std::fs::read(f) {
+        match read_shard(f) {
             Ok(bytes) => docs.push((f.display().to_string(), bytes)),
             Err(e) => {
-                eprintln!("error: cannot read `{}`: {e}", f.display());
+                idf_verify::say!("error: cannot read `{}`: {e}", f.display());
                 return 2;
             }
         }
@@ -160,10 +189,30 @@ fn merge_main(args: Vec<std::ffi::OsString>) -> i32 {
     match idf_verify::merge::merge(&docs) {
         Ok((text, code)) => output_status(writeln!(std::io::stdout().lock(), "{text}"), code),
         Err(message) => {
-            eprintln!("error: {message}");
+            idf_verify::say!("error: {message}");
             2
         }
     }
+}
+
+/// A shard document: a regular file (a FIFO or a device would block or never end),
+/// read on the handle that was checked.
+fn read_shard(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let mut file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = vec![];
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 fn parse_timeout(s: &str) -> Result<f64, String> {
@@ -187,7 +236,7 @@ fn output_status(r: std::io::Result<()>, code: i32) -> i32 {
         Ok(()) => code,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
         Err(e) => {
-            eprintln!("error: cannot write the results: {e}");
+            idf_verify::say!("error: cannot write the results: {e}");
             3
         }
     }
@@ -211,20 +260,56 @@ fn main() {
     tune_allocator();
     driver::install_panic_hook();
     let code = driver::catch_panic(real_main).unwrap_or_else(|message| {
-        eprintln!("internal error: {message}");
+        idf_verify::say!("internal error: {message}");
         3
     });
+    // A message that could not reach stderr: the run cannot tell its user what
+    // happened, which is the tool's failure (exit 3), whatever the verdict was.
+    let code = if idf_verify::console::stderr_failed() { 3 } else { code };
     std::process::exit(code);
 }
 
-/// Ctrl-C: the first stops the run (no member starts; what finished is reported; exit
-/// 130); a second one exits at once.
+/// Ctrl-C, SIGTERM and SIGHUP: the first stops the run (no member starts; what
+/// finished is reported, as a whole document in every format; exit 128 + the signal's
+/// number: 130, 143, 129); a second one exits at once.
 fn install_interrupt_handler() {
     let _ = ctrlc::set_handler(|| {
         if driver::INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
             std::process::exit(130);
         }
     });
+    #[cfg(unix)]
+    {
+        let handler: extern "C" fn(libc::c_int) = on_terminate;
+        // SAFETY: the handler only touches atomics and calls `_exit`, both
+        // async-signal-safe.
+        unsafe {
+            libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+            libc::signal(libc::SIGHUP, handler as libc::sighandler_t);
+        }
+    }
+}
+
+/// The terminating signal that stopped the run (0: none, or Ctrl-C).
+static SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+#[cfg(unix)]
+extern "C" fn on_terminate(sig: libc::c_int) {
+    use std::sync::atomic::Ordering::SeqCst;
+    if driver::INTERRUPTED.load(SeqCst) {
+        // SAFETY: `_exit` is async-signal-safe.
+        unsafe { libc::_exit(128 + sig) }
+    }
+    SIGNAL.store(sig, SeqCst);
+    driver::INTERRUPTED.store(true, SeqCst);
+}
+
+/// The exit status of an interrupted run: 128 + the signal's number.
+fn interrupted_status() -> i32 {
+    match SIGNAL.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => 130,
+        sig => 128 + sig,
+    }
 }
 
 fn real_main() -> i32 {
@@ -270,7 +355,7 @@ fn real_main() -> i32 {
     };
     let file_count = driver::collect_files(&cli.paths).len();
     if file_count == 0 {
-        eprintln!("error: no .jv files found");
+        idf_verify::say!("error: no .jv files found");
         return 2;
     }
     // Human and JSON Lines output stream as members finish; the others need the run.
@@ -306,7 +391,7 @@ fn real_main() -> i32 {
     };
     progress.finish();
     if !run.unmatched_methods.is_empty() {
-        eprintln!("error: no member matches --method {}", run.unmatched_methods.join(", "));
+        idf_verify::say!("error: no member matches --method {}", run.unmatched_methods.join(", "));
         return 2;
     }
     let (written, code) = if cli.expect {
@@ -343,7 +428,7 @@ fn real_main() -> i32 {
         (written, report::exit_code(&run))
     };
     let flushed = written.and_then(|()| out.flush()).and_then(|()| std::io::stdout().flush());
-    let code = if run.interrupted { 130 } else { code };
+    let code = if run.interrupted { interrupted_status() } else { code };
     output_status(flushed, code)
 }
 

@@ -39,6 +39,14 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), String> {
         }
     };
     let (_, count, layout) = shard(&parsed[0].0, &parsed[0].1)?;
+    // Every shard 1..N must be given: a count beyond the documents given cannot merge
+    // (and is not a size to allocate by).
+    if count > docs.len() {
+        let given: std::collections::HashSet<usize> =
+            parsed.iter().filter_map(|(n, v)| shard(n, v).ok().map(|(k, _, _)| k)).collect();
+        let k = (1..=docs.len() + 1).find(|k| !given.contains(k)).unwrap_or(1);
+        return Err(format!("shard {k}/{count} is missing"));
+    }
     let mut by_index: Vec<Option<&Value>> = vec![None; count + 1];
     for (name, v) in &parsed {
         let (k, n, files) = shard(name, v)?;
@@ -92,7 +100,13 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), String> {
                         Some("verified") => verified += 1,
                         Some("failed") => failed += 1,
                         Some("timeout") => timeout += 1,
-                        _ => internal += 1,
+                        Some("internal-error") => internal += 1,
+                        other => {
+                            return Err(format!(
+                                "shard {k}/{count}: member `{name}` of {path} has status {}, not verified, failed, timeout or internal-error",
+                                other.map_or("none".to_string(), |s| format!("`{s}`"))
+                            ));
+                        }
                     }
                     members.push(theirs.clone());
                 }

@@ -457,3 +457,52 @@ fn an_unusable_cache_folder_is_not_an_error() {
     assert_eq!(timeless(&out), timeless(&fresh));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An entry edited by hand (a failure rewritten to say `verified`, one byte changed
+/// anywhere) is a miss, never a verdict: every entry carries a digest of its key and
+/// content.
+#[test]
+fn edited_entries_are_misses() {
+    let dir = scratch("edited");
+    let cache = dir.join("cache");
+    let c = cache.to_str().unwrap();
+    let file = dir.join("wrong.jv");
+    std::fs::write(
+        &file,
+        "class W { int f;\n  void m() requires acc(f); ensures acc(f) && f == 1; { f = 2; }\n}\n",
+    )
+    .unwrap();
+    let (code, first) = run(&["--cache", c, "--format", "json"], &[&file]);
+    assert_eq!(code, 1, "{first}");
+    let mut entries = vec![];
+    let mut stack = vec![cache.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                entries.push(e.path());
+            }
+        }
+    }
+    assert!(!entries.is_empty());
+    for (i, e) in entries.iter().enumerate() {
+        let text = std::fs::read_to_string(e).unwrap();
+        let forged = if text.contains("\"failed\"") {
+            text.replace("\"failed\"", "\"verified\"")
+        } else {
+            // One byte of the content changed.
+            let mut b = text.into_bytes();
+            let at = b.len() - 1 - i % 5;
+            b[at] = if b[at] == b' ' { b'\t' } else { b' ' };
+            String::from_utf8_lossy(&b).into_owned()
+        };
+        std::fs::write(e, forged).unwrap();
+    }
+    let (code2, again) = run(&["--cache", c, "--format", "json", "--stats"], &[&file]);
+    assert_eq!(code2, 1, "{again}");
+    let doc = json(&again);
+    assert!(members(&doc).iter().all(|(_, cached)| !cached), "{again}");
+    assert_eq!(verdicts(&doc), verdicts(&json(&first)));
+    let _ = std::fs::remove_dir_all(&dir);
+}

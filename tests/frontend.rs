@@ -340,6 +340,39 @@ mod cli {
         assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write"));
     }
 
+    /// Every output path is total: stderr or stdout that cannot be written (a full
+    /// disk) is exit 3, never a panic, whichever subcommand wrote.
+    #[test]
+    fn unwritable_outputs_are_exit_3_everywhere() {
+        if !std::path::Path::new("/dev/full").exists() {
+            return;
+        }
+        let bin = env!("CARGO_BIN_EXE_idf-verify");
+        let full = || std::fs::File::create("/dev/full").unwrap();
+        let cases: Vec<(Vec<String>, bool)> = vec![
+            // (arguments, whether stdout (else stderr) is the full one)
+            (vec!["merge".into()], false),
+            (vec!["merge".into(), "/nonexistent.json".into()], false),
+            (vec!["lsp".into(), "--bogus".into()], false),
+            (vec!["lsp".into(), "--help".into()], true),
+            (vec!["test".into(), "--runs".into(), "3".into(), example()], true),
+            (vec!["--no-cache".into(), "--method".into(), "Nope.nope".into(), example()], false),
+        ];
+        for (args, on_stdout) in cases {
+            let mut cmd = std::process::Command::new(bin);
+            cmd.args(&args);
+            if on_stdout {
+                cmd.stdout(full());
+            } else {
+                cmd.stderr(full());
+            }
+            let out = cmd.output().unwrap();
+            assert_eq!(out.status.code(), Some(3), "{args:?}");
+            let text = String::from_utf8_lossy(&out.stderr);
+            assert!(!text.contains("panicked"), "{args:?}: {text}");
+        }
+    }
+
     #[test]
     fn a_fifo_in_a_folder_is_an_io_error_not_a_hang() {
         let d = scratch("fifo");

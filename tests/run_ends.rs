@@ -152,3 +152,65 @@ fn a_resource_limit_is_a_deterministic_budget() {
         assert_eq!(code, Some(0), "--rlimit {enough}: {text}");
     }
 }
+
+/// SIGTERM and SIGHUP stop a run as Ctrl-C does: what finished is reported as a whole
+/// document (JSON Lines with its summary record; one JSON document), exit 128 + the
+/// signal's number.
+#[test]
+fn sigterm_and_sighup_report_what_finished() {
+    use std::io::Read;
+    for (signal, code, format) in [("TERM", 143, "jsonl"), ("HUP", 129, "json")] {
+        let d = batch(&format!("sig{signal}"));
+        std::fs::rename(d.join("a_hang.jv"), d.join("z_hang.jv")).unwrap();
+        let mut child = Command::new(bin())
+            .args(["--no-cache", "--jobs", "1", "--format", format])
+            .arg(&d)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut text = String::new();
+        if format == "jsonl" {
+            // Wait until the quick members are reported and the hang is under way.
+            let start = Instant::now();
+            while !text.contains("StackClient.main") {
+                assert!(start.elapsed() < Duration::from_secs(120), "{text}");
+                if let Ok(chunk) = rx.recv_timeout(Duration::from_millis(100)) {
+                    text.push_str(&String::from_utf8_lossy(&chunk));
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+        let _ =
+            Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
+        let (stx, srx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = stx.send(child.wait());
+        });
+        let status = srx.recv_timeout(Duration::from_secs(60)).expect("exits").unwrap();
+        while let Ok(chunk) = rx.recv_timeout(Duration::from_millis(500)) {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        assert_eq!(status.code(), Some(code), "{signal}: {text}");
+        if format == "jsonl" {
+            let last = text.lines().last().unwrap_or_default();
+            let record: serde_json::Value = serde_json::from_str(last).unwrap();
+            assert!(record.get("summary").is_some(), "{signal}: {text}");
+            assert!(text.contains("Cell.setX"), "{signal}: {text}");
+        } else {
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert!(doc["summary"].is_object(), "{signal}: {text}");
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

@@ -193,6 +193,28 @@ fn documents_that_do_not_merge_are_refused() {
     let wrong_shape = dir.join("shape.json");
     std::fs::write(&wrong_shape, r#"{"shard": {"index": 1, "count": 1, "files": [3]}}"#).unwrap();
     let missing = dir.join("does-not-exist.json");
+    // Counts no batch has (never a size to allocate by), and a status no run prints.
+    let huge = dir.join("huge.json");
+    let mut doc = json(&std::fs::read_to_string(&a).unwrap());
+    doc["shard"]["count"] = serde_json::json!(1_000_000_000_000u64);
+    std::fs::write(&huge, doc.to_string()).unwrap();
+    let huger = dir.join("huger.json");
+    doc["shard"]["count"] = serde_json::json!(1u64 << 62);
+    std::fs::write(&huger, doc.to_string()).unwrap();
+    let mut doc = json(&std::fs::read_to_string(&b).unwrap());
+    let m = doc["files"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find_map(|f| f["members"].as_array_mut().filter(|m| !m.is_empty()))
+        .unwrap();
+    m[0]["status"] = serde_json::json!("proved");
+    let status = dir.join("status.json");
+    std::fs::write(&status, doc.to_string()).unwrap();
+    // A FIFO is not a document (reading it would wait for a writer for ever).
+    let fifo = dir.join("fifo.json");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    let have_fifo = unsafe { libc::mkfifo(c.as_ptr(), 0o600) } == 0;
     for (docs, why) in [
         (vec![a.clone()], "shard 2/2 is missing"),
         (vec![a.clone(), a.clone(), b.clone()], "given twice"),
@@ -204,7 +226,13 @@ fn documents_that_do_not_merge_are_refused() {
         (vec![wrong_shape], "files"),
         (vec![missing], "cannot read"),
         (vec![], "usage"),
-    ] {
+        (vec![huge, b.clone()], "is missing"),
+        (vec![huger], "is missing"),
+        (vec![a.clone(), status], "`proved`"),
+    ]
+    .into_iter()
+    .chain(have_fifo.then(|| (vec![fifo], "not a regular file")))
+    {
         let (code, out, err) = merge(&docs);
         assert_eq!(code, 2, "{why}: {out}");
         assert!(err.contains(why), "{why}: {err}");

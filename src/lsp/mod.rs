@@ -30,11 +30,19 @@ pub fn main(args: &[OsString]) -> i32 {
             // What editors pass to say "stdio" (vscode-languageclient does).
             Some("--stdio") => {}
             Some("-h" | "--help") => {
-                println!("{USAGE}");
-                return 0;
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                return match writeln!(out, "{USAGE}").and_then(|()| out.flush()) {
+                    Ok(()) => 0,
+                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+                    Err(e) => {
+                        crate::say!("error: cannot write the usage: {e}");
+                        3
+                    }
+                };
             }
             _ => {
-                eprintln!("error: unexpected argument `{}`\n{USAGE}", a.to_string_lossy());
+                crate::say!("error: unexpected argument `{}`\n{USAGE}", a.to_string_lossy());
                 return 2;
             }
         }
@@ -64,7 +72,7 @@ pub fn main(args: &[OsString]) -> i32 {
             }
         });
     let (Ok(_reader), Ok(writer)) = (reader, writer) else {
-        eprintln!("error: cannot start the server's threads");
+        crate::say!("error: cannot start the server's threads");
         return 3;
     };
     let code = server::serve(rx, tx, out_tx, server::Settings::default());

@@ -52,12 +52,14 @@ pub fn read_frame(r: &mut impl BufRead) -> io::Result<Option<Incoming>> {
             break;
         }
         lines += 1;
-        if let Some((name, value)) = text.split_once(':')
-            && name.trim().eq_ignore_ascii_case("content-length")
-        {
-            match value.trim().parse::<usize>() {
+        // The header may follow garbage on the same line (the unframed body of a frame
+        // whose header could not be read, which ends without a newline): found
+        // anywhere in the line, it resynchronises the stream.
+        if let Some(at) = text.to_ascii_lowercase().rfind("content-length:") {
+            let value = text[at + "content-length:".len()..].trim();
+            match value.parse::<usize>() {
                 Ok(n) => length = Some(n),
-                Err(_) => bad_length = Some(value.trim().to_string()),
+                Err(_) => bad_length = Some(value.to_string()),
             }
         }
     }
@@ -92,6 +94,19 @@ pub fn parse_body(body: &[u8]) -> Incoming {
     let id = value.get("id").and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
     if !value.is_object() {
         return invalid(id, ErrorCode::InvalidRequest, "not a JSON-RPC message object".into());
+    }
+    // A request whose id is neither a string nor a 32-bit integer (`2147483648`, `1.5`,
+    // `true`, `{}`) would read as a notification and get no answer: it is answered
+    // with an error (id `null`).
+    if id.is_none()
+        && value.get("method").is_some()
+        && value.get("id").is_some_and(|i| !i.is_null())
+    {
+        return invalid(
+            None,
+            ErrorCode::InvalidRequest,
+            "the request's id is neither a string nor a 32-bit integer".into(),
+        );
     }
     match serde_json::from_value::<Message>(value) {
         Ok(m) => Incoming::Message(m),
@@ -181,6 +196,32 @@ mod tests {
         );
         assert!(
             matches!(&got[6], Incoming::Message(Message::Notification(n)) if n.method == "initialized")
+        );
+    }
+
+    #[test]
+    fn requests_with_unreadable_ids_are_answered() {
+        for id in ["2147483648", "1.5", "true", "{}", "[1]"] {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"shutdown"}}"#);
+            let got = frames(&frame(&body));
+            assert!(
+                matches!(&got[..], [Incoming::Invalid { id: None, code: -32600, .. }]),
+                "{id}: {got:?}"
+            );
+        }
+        // A null id is a notification's (no answer is due).
+        let got = frames(&frame(r#"{"jsonrpc":"2.0","id":null,"method":"exit"}"#));
+        assert!(matches!(&got[..], [Incoming::Message(Message::Notification(_))]), "{got:?}");
+    }
+
+    #[test]
+    fn framing_resynchronises_after_a_header_line_without_a_colon() {
+        let ok = frame(r#"{"jsonrpc":"2.0","id":2,"method":"shutdown"}"#);
+        let input = format!("Content-Length 40\r\n\r\n{{\"jsonrpc\":\"2.0\",\"id\":1}}{ok}");
+        let got = frames(&input);
+        assert!(
+            matches!(got.last(), Some(Incoming::Message(Message::Request(r))) if r.method == "shutdown"),
+            "{got:?}"
         );
     }
 

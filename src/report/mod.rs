@@ -70,8 +70,11 @@ impl<'a> Lines<'a> {
         (line, self.text[start..offset].chars().count() + 1)
     }
 
+    /// The line alone, in O(log lines): not counting the characters before `offset`
+    /// on its line (a line of N bad characters would cost O(N^2) with one error each).
     pub fn line(&self, offset: usize) -> usize {
-        self.line_col(offset).0
+        let offset = offset.min(self.text.len());
+        self.starts.partition_point(|&s| s <= offset)
     }
 }
 
@@ -134,6 +137,15 @@ pub fn exit_code(run: &Run) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::Lines;
+
+    #[test]
+    fn line_agrees_with_line_col_everywhere() {
+        let text = "ab\nçd\n\n\u{0}\u{0}x\n";
+        let l = Lines::new(text);
+        for offset in 0..=text.len() + 2 {
+            assert_eq!(l.line(offset), l.line_col(offset).0, "at {offset}");
+        }
+    }
 
     #[test]
     fn lines_and_columns() {
