@@ -102,6 +102,21 @@ impl<'p> Verifier<'p> {
             return q(self, s, ());
         }
         self.note_ref(&ta);
+        // The same segment (syntactically): amounts add up, values agree on it.
+        let same = s
+            .heap
+            .of_kind(&ChunkKind::Array)
+            .find(|(_, o)| o.recv.as_ref() == Some(&ta) && o.cond.as_ref() == Some(&c))
+            .map(|(slot, o)| (slot, o.clone()));
+        if let Some((slot, o)) = same {
+            let x = self.fresh("j", Sort::Int);
+            let (r1, r2) = (Term::select(o.value.clone(), x.clone()), Term::select(value, x.clone()));
+            let agree = Term::implies(at(&c, &x), Term::eq(r1.clone(), r2.clone()));
+            self.dec.assume_derived(Term::quant(true, vec![x], vec![vec![r1], vec![r2]], agree));
+            let sum = Term::add(o.perm.clone(), pi);
+            s.heap.replace(&slot, o.at(sum));
+            return q(self, s, ());
+        }
         let mut chunk = Chunk::array(ta, value).at(pi);
         chunk.cond = Some(c);
         s.heap.add(chunk);
@@ -371,8 +386,11 @@ impl<'p> Verifier<'p> {
     /// At index `e`, the arrays that may be `ta` hold at most `write` in all.
     fn assume_at_most_write(&mut self, h: &Heap, ta: &Term, e: &Term) {
         let sum = self.held_elem(h, ta, e);
-        if sum.as_rat().is_none() && !self.no_bounds {
-            self.dec.assume_derived(Term::le(sum, Term::write()));
+        if !self.no_bounds {
+            let bound = Term::le(sum, Term::write());
+            if !bound.is_true() {
+                self.dec.assume_derived(bound);
+            }
         }
     }
 }
