@@ -401,12 +401,7 @@ impl MemberCx<'_> {
         let tr = self.expr(r, place, why);
         let seq = matches!(tl, Type::Seq(_)) || matches!(tr, Type::Seq(_));
         let num = |t: &Type| matches!(t, Type::Int | Type::Perm | Type::Unknown);
-        if !seq
-            && (tl == Type::Perm || tr == Type::Perm)
-            && num(&tl)
-            && num(&tr)
-            && is_binary
-        {
+        if !seq && (tl == Type::Perm || tr == Type::Perm) && num(&tl) && num(&tr) && is_binary {
             // Amounts (LANGUAGE.md section 11).
             promote(l);
             promote(r);
@@ -705,7 +700,10 @@ impl MemberCx<'_> {
         // `write` and `none` (contextual keywords: LANGUAGE.md section 11), unless a
         // field of that name is in scope.
         if (name == "write" || name == "none")
-            && !self.env.member(self.class, &name).is_some_and(|(_, _, s)| s.kind == MemberKind::Field)
+            && !self
+                .env
+                .member(self.class, &name)
+                .is_some_and(|(_, _, s)| s.kind == MemberKind::Field)
         {
             e.kind = if name == "write" { ExprKind::Write } else { ExprKind::NoPerm };
             return Type::Perm;
@@ -901,18 +899,14 @@ impl MemberCx<'_> {
                 }
                 Type::Bool
             }
-            Lt | Le | Gt | Ge => {
-                match self.numeric(l, r, place, "in a comparison", op) {
-                    Some(_) => Type::Bool,
-                    None => Type::Unknown,
-                }
-            }
-            Add | Sub | Mul | Div | Mod => {
-                match self.numeric(l, r, place, "in arithmetic", op) {
-                    Some(t) => t,
-                    None => Type::Unknown,
-                }
-            }
+            Lt | Le | Gt | Ge => match self.numeric(l, r, place, "in a comparison", op) {
+                Some(_) => Type::Bool,
+                None => Type::Unknown,
+            },
+            Add | Sub | Mul | Div | Mod => match self.numeric(l, r, place, "in arithmetic", op) {
+                Some(t) => t,
+                None => Type::Unknown,
+            },
         }
     }
 
@@ -1010,8 +1004,10 @@ impl MemberCx<'_> {
     fn perm_of(&mut self, e: &mut Expr, place: Place) -> Type {
         let span = e.span;
         let ExprKind::PermOf(loc) = &mut e.kind else { unreachable!() };
-        if !matches!(place, Place::Pre | Place::Post | Place::Invariant | Place::Assert | Place::Join)
-        {
+        if !matches!(
+            place,
+            Place::Pre | Place::Post | Place::Invariant | Place::Assert | Place::Join
+        ) {
             self.error(
                 format!(
                     "`perm(..)` can only be used in method contracts, loop invariants, `assert` and `join`, not in {}: code cannot test permissions",
@@ -1392,9 +1388,7 @@ pub(super) fn promote(e: &mut Expr) {
     }
     e.ty = Type::Perm;
     match &mut e.kind {
-        ExprKind::Binary {
-            op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div, l, r
-        } => {
+        ExprKind::Binary { op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div, l, r } => {
             promote(l);
             promote(r);
         }
@@ -1415,16 +1409,20 @@ pub fn const_amount(e: &Expr) -> Option<crate::state::term::Rat> {
         ExprKind::Int(n) => Some(Rat::new(*n, 1)),
         ExprKind::Write => Some(Rat::ONE),
         ExprKind::NoPerm => Some(Rat::ZERO),
-        ExprKind::Unary { op: UnOp::Neg, e: x } => Rat::ZERO.sub(const_amount(x)?),
+        ExprKind::Unary { op: UnOp::Neg, e: x } => Rat::ZERO.checked_sub(const_amount(x)?),
         ExprKind::Binary { op, l, r } => {
             let (a, b) = (const_amount(l)?, const_amount(r)?);
             match op {
-                BinOp::Add => a.add(b),
-                BinOp::Sub => a.sub(b),
-                BinOp::Mul => a.mul(b),
-                BinOp::Div if e.ty == Type::Perm => a.div(b),
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div if e.ty == Type::Perm => a.checked_div(b),
                 BinOp::Div | BinOp::Mod if a.d == 1 && b.d == 1 && b.n != 0 => {
-                    let q = if *op == BinOp::Div { a.n.checked_div(b.n)? } else { a.n.checked_rem(b.n)? };
+                    let q = if *op == BinOp::Div {
+                        a.n.checked_div(b.n)?
+                    } else {
+                        a.n.checked_rem(b.n)?
+                    };
                     Some(Rat::new(q, 1))
                 }
                 _ => None,

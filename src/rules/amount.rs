@@ -183,9 +183,9 @@ impl<'p> Verifier<'p> {
         recv: Option<&Term>,
         args: &[Term],
     ) -> Lookup {
-        let syntactic = h.of_kind(kind).find(|(_, c)| {
-            c.recv.as_ref() == recv && &*c.args == args && c.is_write()
-        });
+        let syntactic = h
+            .of_kind(kind)
+            .find(|(_, c)| c.recv.as_ref() == recv && &*c.args == args && c.is_write());
         if let Some((slot, _)) = syntactic {
             return Lookup::Found(slot);
         }

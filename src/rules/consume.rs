@@ -295,14 +295,11 @@ impl<'p> Verifier<'p> {
         if crate::rules::segment::has_segments(&h2) {
             // Whatever pieces cover 0 .. a.length (LANGUAGE.md section 12).
             let i = crate::state::chunk::Chunk::index();
-            let c = Term::and(
-                Term::le(Term::int(0), i.clone()),
-                Term::lt(i, Term::len(t.clone())),
-            );
+            let c = Term::and(Term::le(Term::int(0), i.clone()), Term::lt(i, Term::len(t.clone())));
             let nn = Term::ne(t.clone(), Term::null());
-            if !self.check(&s, &nn, a.span, "receiver.null", || {
-                "the array might be null".to_string()
-            }) {
+            if !self
+                .check(&s, &nn, a.span, "receiver.null", || "the array might be null".to_string())
+            {
                 return;
             }
             return self.consume_segment(s, h2, t, c, elem, pi, a, q);

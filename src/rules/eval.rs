@@ -386,9 +386,13 @@ impl<'p> Verifier<'p> {
             }
             ExprKind::Index { arr, idx } => self.eval(s, arr, &|v, s, ta| {
                 v.eval(s, idx, &|v, s, ti| {
-                    if !v.check(&s, &Term::ne(ta.clone(), Term::null()), arr.span, "receiver.null", || {
-                        format!("`{}` might be null", crate::rules::show::expr(arr))
-                    }) || !v.check_bounds(&s, &ta, &ti, loc)
+                    if !v.check(
+                        &s,
+                        &Term::ne(ta.clone(), Term::null()),
+                        arr.span,
+                        "receiver.null",
+                        || format!("`{}` might be null", crate::rules::show::expr(arr)),
+                    ) || !v.check_bounds(&s, &ta, &ti, loc)
                     {
                         return;
                     }
@@ -429,9 +433,9 @@ impl<'p> Verifier<'p> {
         if crate::rules::segment::has_segments(&s.heap) {
             // Array chunks with index conditions (LANGUAGE.md section 12).
             let nn = Term::ne(ta.clone(), Term::null());
-            if !self.check(&s, &nn, e.span, "receiver.null", || {
-                "the array might be null".to_string()
-            }) || !self.check_bounds(&s, &ta, &ti, e)
+            if !self
+                .check(&s, &nn, e.span, "receiver.null", || "the array might be null".to_string())
+                || !self.check_bounds(&s, &ta, &ti, e)
             {
                 return;
             }

@@ -681,14 +681,7 @@ impl<'p> Verifier<'p> {
         self.close_amount(s, call, Term::write(), span, q)
     }
 
-    fn close_amount(
-        &mut self,
-        s: State,
-        call: &'p Expr,
-        pi: Term,
-        span: Span,
-        q: Q<'_, 'p, ()>,
-    ) {
+    fn close_amount(&mut self, s: State, call: &'p Expr, pi: Term, span: Span, q: Q<'_, 'p, ()>) {
         let ExprKind::Call { recv, args, target: Some(p), .. } = &call.kind else {
             return self.internal(&s, span, "close of a non-call");
         };

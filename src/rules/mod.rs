@@ -35,8 +35,8 @@ pub mod info;
 pub mod ledger;
 pub mod merge;
 pub mod produce;
-pub mod segment;
 pub mod quant;
+pub mod segment;
 pub mod show;
 
 use crate::decider::{Answer, Decider};

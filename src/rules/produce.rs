@@ -304,7 +304,7 @@ impl<'p> Verifier<'p> {
             return;
         }
         let above = |a: &Term, b: &Term| match (a.as_rat(), b.as_rat()) {
-            (Some(x), Some(y)) => x.add(y).is_none_or(|sum| sum > one),
+            (Some(x), Some(y)) => x.checked_add(y).is_none_or(|sum| sum > one),
             _ => false,
         };
         // The same location, syntactically.

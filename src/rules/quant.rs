@@ -98,7 +98,7 @@ impl<'p> Verifier<'p> {
                 let s = a.symbols();
                 if vars.iter().all(|x| s.contains(x))
                     && a.nodes_ite_free()
-                    && !triggers.iter().any(|g| g == &[a.clone()])
+                    && !triggers.iter().any(|g| g == std::slice::from_ref(&a))
                 {
                     triggers.push(vec![a]);
                 }

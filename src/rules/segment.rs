@@ -96,7 +96,15 @@ impl<'p> Verifier<'p> {
 
     /// Add the array chunk `ta[i | c] ↦ value # pi` (no facts: they are assumed where
     /// elements are read or written).
-    pub fn add_segment(&mut self, s: State, ta: Term, c: Term, value: Term, pi: Term, q: Q<'_, 'p, ()>) {
+    pub fn add_segment(
+        &mut self,
+        s: State,
+        ta: Term,
+        c: Term,
+        value: Term,
+        pi: Term,
+        q: Q<'_, 'p, ()>,
+    ) {
         let mut s = s;
         if pi.as_rat() == Some(Rat::ZERO) || c.is_false() {
             return q(self, s, ());
@@ -110,7 +118,8 @@ impl<'p> Verifier<'p> {
             .map(|(slot, o)| (slot, o.clone()));
         if let Some((slot, o)) = same {
             let x = self.fresh("j", Sort::Int);
-            let (r1, r2) = (Term::select(o.value.clone(), x.clone()), Term::select(value, x.clone()));
+            let (r1, r2) =
+                (Term::select(o.value.clone(), x.clone()), Term::select(value, x.clone()));
             let agree = Term::implies(at(&c, &x), Term::eq(r1.clone(), r2.clone()));
             self.dec.assume_derived(Term::quant(true, vec![x], vec![vec![r1], vec![r2]], agree));
             let sum = Term::add(o.perm.clone(), pi);
@@ -125,7 +134,14 @@ impl<'p> Verifier<'p> {
     }
 
     /// Produce a quantified permission `forall i :: c ==> acc(a[i], p)` (`a` its node).
-    pub fn produce_qp(&mut self, s: State, snap: Term, qn: &'p Quant, a: &'p Expr, q: Q<'_, 'p, ()>) {
+    pub fn produce_qp(
+        &mut self,
+        s: State,
+        snap: Term,
+        qn: &'p Quant,
+        a: &'p Expr,
+        q: Q<'_, 'p, ()>,
+    ) {
         let Some(parts) = qp_parts(qn) else {
             return self.internal(&s, a.span, "a quantified permission of another shape");
         };
@@ -147,7 +163,13 @@ impl<'p> Verifier<'p> {
     }
 
     /// Evaluate an optional amount (default `write`), scaled, checked non-negative.
-    pub fn eval_amount(&mut self, s: State, amount: Option<&'p Expr>, a: &'p Expr, q: Q<'_, 'p, Term>) {
+    pub fn eval_amount(
+        &mut self,
+        s: State,
+        amount: Option<&'p Expr>,
+        a: &'p Expr,
+        q: Q<'_, 'p, Term>,
+    ) {
         match amount {
             None => {
                 let pi = self.scale.clone();
@@ -279,13 +301,23 @@ impl<'p> Verifier<'p> {
         while let Some(t) = stack.pop() {
             match t.op() {
                 crate::state::term::Op::And => stack.extend(t.args().iter().cloned()),
-                crate::state::term::Op::Le | crate::state::term::Op::Lt | crate::state::term::Op::Eq => {
+                crate::state::term::Op::Le
+                | crate::state::term::Op::Lt
+                | crate::state::term::Op::Eq => {
                     let (x, y) = (&t.args()[0], &t.args()[1]);
                     let strict = matches!(t.op(), crate::state::term::Op::Lt);
                     if *y == i && *x != i {
-                        cands.push(if strict { Term::add(x.clone(), Term::int(1)) } else { x.clone() });
+                        cands.push(if strict {
+                            Term::add(x.clone(), Term::int(1))
+                        } else {
+                            x.clone()
+                        });
                     } else if *x == i && *y != i {
-                        cands.push(if strict { Term::sub(y.clone(), Term::int(1)) } else { y.clone() });
+                        cands.push(if strict {
+                            Term::sub(y.clone(), Term::int(1))
+                        } else {
+                            y.clone()
+                        });
                     }
                 }
                 _ => {}
@@ -303,7 +335,8 @@ impl<'p> Verifier<'p> {
         for (ck, vk) in pieces.iter().rev() {
             value = Term::ite(at(ck, &x), Term::select(vk.clone(), x.clone()), value);
         }
-        let value = Term::ite(at(c, &x), value, Term::default_of(Sort::of_elem(elem_of_sort(sort))));
+        let value =
+            Term::ite(at(c, &x), value, Term::default_of(Sort::of_elem(elem_of_sort(sort))));
         let m = self.fresh("V", sort);
         let read = Term::select(m.clone(), x.clone());
         let def = Term::quant(true, vec![x], vec![vec![read.clone()]], Term::eq(read, value));
@@ -349,7 +382,13 @@ impl<'p> Verifier<'p> {
 
     /// `a[e] = v` on segments: the amounts covering `e` must sum to `write`; every chunk
     /// of the array gets the new value at `e` (outside its condition it is irrelevant).
-    pub fn write_segment(&mut self, h: &mut Heap, ta: &Term, e: &Term, v: &Term) -> Result<(), bool> {
+    pub fn write_segment(
+        &mut self,
+        h: &mut Heap,
+        ta: &Term,
+        e: &Term,
+        v: &Term,
+    ) -> Result<(), bool> {
         self.assume_at_most_write(h, ta, e);
         let slots = self.array_chunks(h, ta).ok_or(true)?;
         let sum = slots.iter().fold(Term::none(), |acc, sl| {

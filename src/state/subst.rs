@@ -30,9 +30,7 @@ impl Term {
                     Op::Bool(b) => Term::bool(*b),
                     Op::Null => Term::null(),
                     Op::Class(i, n) => Term::class(*i, n),
-                    Op::Rat(n, d) => {
-                        Term::rat(crate::state::term::Rat::new(*n, *d))
-                    }
+                    Op::Rat(n, d) => Term::rat(crate::state::term::Rat::new(*n, *d)),
                     Op::SeqEmpty(s) => Term::seq_empty(*s),
                     _ => Term::unit(),
                 }

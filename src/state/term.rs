@@ -393,7 +393,7 @@ impl Term {
     pub fn pdiv(a: Term, b: Term) -> Term {
         let (a, b) = (Term::to_perm(a), Term::to_perm(b));
         if let (Some(x), Some(y)) = (a.as_rat(), b.as_rat())
-            && let Some(q) = x.div(y)
+            && let Some(q) = x.checked_div(y)
         {
             return Term::rat(q);
         }
@@ -447,7 +447,7 @@ impl Term {
         let (a, b, perm) = Term::perm_pair(a, b);
         if perm {
             return match (a.as_rat(), b.as_rat()) {
-                (Some(x), Some(y)) if x.add(y).is_some() => Term::rat(x.add(y).unwrap_or(x)),
+                (Some(x), Some(y)) if x.checked_add(y).is_some() => Term::rat(x.checked_add(y).unwrap_or(x)),
                 (Some(Rat::ZERO), _) => b,
                 (_, Some(Rat::ZERO)) => a,
                 _ => mk(Op::Add, Sort::Perm, vec![a, b]),
@@ -464,7 +464,7 @@ impl Term {
         let (a, b, perm) = Term::perm_pair(a, b);
         if perm {
             return match (a.as_rat(), b.as_rat()) {
-                (Some(x), Some(y)) if x.sub(y).is_some() => Term::rat(x.sub(y).unwrap_or(x)),
+                (Some(x), Some(y)) if x.checked_sub(y).is_some() => Term::rat(x.checked_sub(y).unwrap_or(x)),
                 (_, Some(Rat::ZERO)) => a,
                 _ if a == b => Term::none(),
                 _ => mk(Op::Sub, Sort::Perm, vec![a, b]),
@@ -480,7 +480,7 @@ impl Term {
         let (a, b, perm) = Term::perm_pair(a, b);
         if perm {
             return match (a.as_rat(), b.as_rat()) {
-                (Some(x), Some(y)) if x.mul(y).is_some() => Term::rat(x.mul(y).unwrap_or(x)),
+                (Some(x), Some(y)) if x.checked_mul(y).is_some() => Term::rat(x.checked_mul(y).unwrap_or(x)),
                 (Some(Rat::ONE), _) => b,
                 (_, Some(Rat::ONE)) => a,
                 (Some(Rat::ZERO), _) | (_, Some(Rat::ZERO)) => Term::none(),
@@ -508,7 +508,7 @@ impl Term {
     }
     pub fn neg(a: Term) -> Term {
         if a.sort() == Sort::Perm {
-            return match a.as_rat().and_then(|x| Rat::ZERO.sub(x)) {
+            return match a.as_rat().and_then(|x| Rat::ZERO.checked_sub(x)) {
                 Some(r) => Term::rat(r),
                 None => mk(Op::Neg, Sort::Perm, vec![a]),
             };
@@ -884,17 +884,17 @@ impl Rat {
         }
         Some(Rat { n: i64::try_from(n).ok()?, d: i64::try_from(d).ok()? })
     }
-    pub fn add(self, o: Rat) -> Option<Rat> {
+    pub fn checked_add(self, o: Rat) -> Option<Rat> {
         let (a, b, c, d) = (self.n as i128, self.d as i128, o.n as i128, o.d as i128);
         Rat::of(a * d + c * b, b * d)
     }
-    pub fn sub(self, o: Rat) -> Option<Rat> {
-        self.add(Rat { n: o.n.checked_neg()?, d: o.d })
+    pub fn checked_sub(self, o: Rat) -> Option<Rat> {
+        self.checked_add(Rat { n: o.n.checked_neg()?, d: o.d })
     }
-    pub fn mul(self, o: Rat) -> Option<Rat> {
+    pub fn checked_mul(self, o: Rat) -> Option<Rat> {
         Rat::of(self.n as i128 * o.n as i128, self.d as i128 * o.d as i128)
     }
-    pub fn div(self, o: Rat) -> Option<Rat> {
+    pub fn checked_div(self, o: Rat) -> Option<Rat> {
         Rat::of(self.n as i128 * o.d as i128, self.d as i128 * o.n as i128)
     }
     pub fn is_negative(self) -> bool {
