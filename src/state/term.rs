@@ -447,7 +447,9 @@ impl Term {
         let (a, b, perm) = Term::perm_pair(a, b);
         if perm {
             return match (a.as_rat(), b.as_rat()) {
-                (Some(x), Some(y)) if x.checked_add(y).is_some() => Term::rat(x.checked_add(y).unwrap_or(x)),
+                (Some(x), Some(y)) if x.checked_add(y).is_some() => {
+                    Term::rat(x.checked_add(y).unwrap_or(x))
+                }
                 (Some(Rat::ZERO), _) => b,
                 (_, Some(Rat::ZERO)) => a,
                 _ => mk(Op::Add, Sort::Perm, vec![a, b]),
@@ -464,7 +466,9 @@ impl Term {
         let (a, b, perm) = Term::perm_pair(a, b);
         if perm {
             return match (a.as_rat(), b.as_rat()) {
-                (Some(x), Some(y)) if x.checked_sub(y).is_some() => Term::rat(x.checked_sub(y).unwrap_or(x)),
+                (Some(x), Some(y)) if x.checked_sub(y).is_some() => {
+                    Term::rat(x.checked_sub(y).unwrap_or(x))
+                }
                 (_, Some(Rat::ZERO)) => a,
                 _ if a == b => Term::none(),
                 _ => mk(Op::Sub, Sort::Perm, vec![a, b]),
@@ -480,7 +484,9 @@ impl Term {
         let (a, b, perm) = Term::perm_pair(a, b);
         if perm {
             return match (a.as_rat(), b.as_rat()) {
-                (Some(x), Some(y)) if x.checked_mul(y).is_some() => Term::rat(x.checked_mul(y).unwrap_or(x)),
+                (Some(x), Some(y)) if x.checked_mul(y).is_some() => {
+                    Term::rat(x.checked_mul(y).unwrap_or(x))
+                }
                 (Some(Rat::ONE), _) => b,
                 (_, Some(Rat::ONE)) => a,
                 (Some(Rat::ZERO), _) | (_, Some(Rat::ZERO)) => Term::none(),
