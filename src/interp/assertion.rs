@@ -34,6 +34,8 @@ impl<'p> Interp<'p> {
             | ExprKind::AccArray(_)
             | ExprKind::Untouched(_)
             | ExprKind::Frac { .. } => true,
+            // Quantified permissions (section 12) are not interpreted yet: no verdict.
+            ExprKind::Quant(q) => q.permission,
             ExprKind::Call { target: Some(t), .. } => {
                 self.member(*t).is_some_and(|m| m.kind == MemberKind::Predicate)
             }
@@ -105,7 +107,7 @@ impl<'p> Interp<'p> {
             }
             ExprKind::Acc(f) => {
                 let ExprKind::Field { recv, field, class } = &f.kind else {
-                    return raw("internal.error", a.span, "acc of a non-field").map_err(at);
+                    return Err(Stop::OutOfSteps).map_err(at);
                 };
                 let r = self.eval(cx, recv).map_err(at)?;
                 let loc = self.field_loc(&r, *class, &field.name, a).map_err(at)?;
@@ -138,6 +140,8 @@ impl<'p> Interp<'p> {
                 }
                 Ok(())
             }
+            // Amounts and segments (sections 11, 12) are not interpreted yet: no verdict.
+            ExprKind::Quant(_) | ExprKind::Frac { .. } => Err(Stop::OutOfSteps),
             _ => raw("internal.error", a.span, "an assertion that cannot be consumed").map_err(at),
         }
     }
@@ -315,7 +319,7 @@ impl<'p> Interp<'p> {
             }
             ExprKind::Acc(f) => {
                 let ExprKind::Field { recv, field, class } = &f.kind else {
-                    return raw("internal.error", a.span, "acc of a non-field");
+                    return Err(Stop::OutOfSteps);
                 };
                 let r = self.eval_in(heap, recv, target, outer, locals)?;
                 let Value::Ref(_) = r else { return Err(Stop::Rejected("acc of null".into())) };
@@ -352,6 +356,7 @@ impl<'p> Interp<'p> {
             }
             // `untouched` stands only in postconditions, which are never produced here.
             ExprKind::Untouched(_) => Ok(()),
+            ExprKind::Quant(_) | ExprKind::Frac { .. } => Err(Stop::OutOfSteps),
             _ => raw("internal.error", a.span, "an assertion that cannot be produced"),
         }
     }
