@@ -8,7 +8,9 @@ with hyperfine when installed, otherwise time.perf_counter around subprocess) on
     of benches/visitor_workload.py (visitor: a tree of N objects built in straight-line
     code, visited through interfaces; LANGUAGE.md section 10) and of
     benches/solver_workloads.py (arith, sorted, arrayloop, members: proofs that need
-    Z3; shown again with their growth and total solver queries from --stats),
+    Z3; shown again with their growth and total solver queries from --stats) and of
+    benches/elseif_workload.py (elseif 50-5000: `else if` chains, each also with
+    --no-merge and as its failing sibling with --expect),
   * every ../shared/suite/*.jv program (run with --expect, the acceptance mode),
   * every examples/*.jv program,
   * a folder of 40 example files with --jobs 1 and with --jobs 2,
@@ -63,6 +65,16 @@ WORKLOADS += SOLVER_WORKLOADS
 SOLVER_GEN = os.path.join(ROOT, "benches", "solver_workloads.py")
 LOCAL_WORKLOADS = {"visitor": [os.path.join(ROOT, "benches", "visitor_workload.py")]}
 LOCAL_WORKLOADS.update({fam: [SOLVER_GEN, fam] for fam in SOLVER_FAMILIES})
+# `else if` chains (benches/elseif_workload.py; issue 20, no performance cliffs), each
+# also timed with --no-merge and as its failing sibling (with --expect).
+ELSEIF_GEN = os.path.join(ROOT, "benches", "elseif_workload.py")
+ELSEIF_SIZES = (50, 500, 5000)
+# Merging is never slower than separate paths by more than this factor; the chain grows
+# linearly (5000 arms ≤ this times 500 arms).
+ELSEIF_MERGE_FACTOR = 2.0
+ELSEIF_LINEAR = 12.0
+WORKLOADS += [("elseif", n) for n in ELSEIF_SIZES]
+LOCAL_WORKLOADS["elseif"] = [ELSEIF_GEN]
 
 # Targets of the issues (seconds; issue 13 for the 20 ms, chain 10000, paths 20/200,
 # list 1000 and one-member figures).
@@ -271,6 +283,11 @@ def run(args, peers, suite, tmp):
         vpr = os.path.join(wl, name + ".vpr")
         progs.append(Program(name, "solver" if fam in SOLVER_FAMILIES else "workload", os.path.join(wl, name + ".jv"),
                              vpr if os.path.exists(vpr) else None))
+        if fam == "elseif":
+            jv = os.path.join(wl, name + ".jv")
+            progs.append(Program(name + " --no-merge", "workload", jv, args=["--no-merge"]))
+            subprocess.run([sys.executable, ELSEIF_GEN, wl, str(n), "--bad"], check=True)
+            progs.append(Program(name + "_bad", "workload", os.path.join(wl, name + "_bad.jv"), args=["--expect"]))
     for f in sorted(os.listdir(suite)):
         if f.endswith(".jv"):
             vpr = os.path.join(peers, "suite", f[:-3] + ".vpr")
@@ -582,6 +599,17 @@ def targets(by, progs, jobs, lines):
             r = l1k.median / l2.median
             target(f"list 1000 ≤ {LIST_1000_LINEAR:.0f}x list 200 (linear)", r <= LIST_1000_LINEAR,
                    f"{fmt(l1k.median)} / {fmt(l2.median)} = {r:.1f}x")
+    e5, e5k = by.get("elseif_500"), by.get("elseif_5000")
+    if e5 and e5k:
+        r = e5k.median / e5.median
+        target(f"elseif 5000 ≤ {ELSEIF_LINEAR:.0f}x elseif 500 (linear)", r <= ELSEIF_LINEAR,
+               f"{fmt(e5k.median)} / {fmt(e5.median)} = {r:.1f}x")
+    for n in ELSEIF_SIZES:
+        m, s = by.get(f"elseif_{n}"), by.get(f"elseif_{n} --no-merge")
+        if m and s:
+            r = m.median / s.median
+            target(f"elseif {n} merged ≤ {ELSEIF_MERGE_FACTOR:.0f}x --no-merge", r <= ELSEIF_MERGE_FACTOR,
+                   f"{fmt(m.median)} / {fmt(s.median)} = {r:.2f}x")
     c5, c10 = by.get("chain_500"), by.get("chain_1000")
     if c10:
         target(f"chain 1000 < {fmt(CHAIN_1000_LIMIT)}", c10.median < CHAIN_1000_LIMIT, fmt(c10.median))

@@ -157,7 +157,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 /// Read a file: its source, and its text or an `io.error`. Only regular files are read
 /// (a FIFO named `x.jv` would block for ever); a UTF-8 byte-order mark is dropped.
 pub fn load(path: &Path) -> (Source, Result<String, InputError>) {
-    let shown = path.display().to_string();
+    let shown = shown_path(path);
     let io_error = |message: String| {
         let err =
             InputError { id: "io.error", message, span: None, label: String::new(), notes: vec![] };
@@ -181,6 +181,27 @@ pub fn load(path: &Path) -> (Source, Result<String, InputError>) {
             }
             load_bytes(shown, bytes)
         }
+    }
+}
+
+/// A path as reports show it: its bytes as UTF-8, each byte that is not shown as
+/// `\xNN` (a lossy `U+FFFD` would make two different names look the same).
+pub fn shown_path(path: &Path) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = String::new();
+        for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+            out.push_str(chunk.valid());
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+        out
+    }
+    #[cfg(not(unix))]
+    {
+        path.display().to_string()
     }
 }
 

@@ -340,6 +340,24 @@ mod cli {
         assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write"));
     }
 
+    /// File names are shown exactly and harmlessly: control characters escaped (an
+    /// escape sequence in a name cannot reach the terminal), bytes that are not UTF-8
+    /// as `\xNN` (not a lossy U+FFFD that two names could share).
+    #[cfg(unix)]
+    #[test]
+    fn odd_file_names_are_shown_escaped() {
+        use std::os::unix::ffi::OsStrExt;
+        let d = scratch("odd-names");
+        let esc = d.join("a\u{1b}[31mred.jv");
+        std::fs::copy(example(), &esc).unwrap();
+        let bad = d.join(std::ffi::OsStr::from_bytes(b"b\xff.jv"));
+        std::fs::write(&bad, "class {").unwrap();
+        let (_, out, _) = run(&[d.to_str().unwrap()]);
+        assert!(!out.contains('\u{1b}'), "{out:?}");
+        assert!(out.contains("a\\u{1b}[31mred.jv"), "{out}");
+        assert!(out.contains("b\\xff.jv"), "{out}");
+    }
+
     /// Every output path is total: stderr or stdout that cannot be written (a full
     /// disk) is exit 3, never a panic, whichever subcommand wrote.
     #[test]

@@ -166,6 +166,8 @@ impl Cx {
 
 struct Gen {
     rng: Rng,
+    /// The pure method whose `ensures` is being generated (it may not call itself).
+    in_own_post: Option<(usize, String)>,
     classes: Vec<ClassSig>,
     /// Every array type fields, params and locals may have.
     array_types: Vec<Ty>,
@@ -193,6 +195,7 @@ impl Gen {
     fn new(seed: u64) -> Gen {
         Gen {
             rng: Rng::new(seed),
+            in_own_post: None,
             classes: Vec::new(),
             array_types: Vec::new(),
             next_local: 0,
@@ -551,7 +554,10 @@ impl Gen {
     }
 
     fn pure_call(&mut self, cx: &Cx, want: Option<&Ty>, exact: bool, d: u32) -> Option<String> {
-        let cs = self.callables(Kind::Pure, want, exact);
+        let mut cs = self.callables(Kind::Pure, want, exact);
+        if let Some((ci, name)) = &self.in_own_post {
+            cs.retain(|(c, m)| !(c == ci && &m.name == name));
+        }
         if cs.is_empty() {
             return None;
         }
@@ -627,7 +633,10 @@ impl Gen {
                 return Some((format!("{r}.{f}"), t));
             }
             1 => {
-                let cs = self.callables(Kind::Pure, Some(want), false);
+                let mut cs = self.callables(Kind::Pure, Some(want), false);
+                if let Some((ci, name)) = &self.in_own_post {
+                    cs.retain(|(c, m)| !(c == ci && &m.name == name));
+                }
                 if cs.is_empty() {
                     return None;
                 }
@@ -1225,7 +1234,11 @@ impl Gen {
                     write!(s, "\n    requires {pre};").unwrap();
                 }
                 if self.rng.chance(40) {
+                    // A pure method's ensures may not call the method itself
+                    // (LANGUAGE.md section 15).
+                    self.in_own_post = Some((cx.class, m.name.clone()));
                     let post = self.expr(&cx.at(Place::PurePost), &Ty::Bool, 2).0;
+                    self.in_own_post = None;
                     write!(s, "\n    ensures {post};").unwrap();
                 }
                 let (body, _) = self.expr(&cx.at(Place::PureBody), &ret, 3);

@@ -87,6 +87,10 @@ struct StatsE {
     chunks_max: u64,
     #[serde(default)]
     merges: u64,
+    #[serde(default)]
+    axioms: u64,
+    #[serde(default)]
+    axioms_to_z3: u64,
     z3_ms: f64,
     total_ms: f64,
 }
@@ -283,6 +287,8 @@ impl Entry {
                     ledger,
                     chunks_max,
                     merges,
+                    axioms,
+                    axioms_to_z3,
                     z3_ms,
                     total_ms,
                     exec_depth_max: _,
@@ -298,6 +304,8 @@ impl Entry {
                     ledger: [started, completed, failed, lp, timeout, merged],
                     chunks_max: *chunks_max,
                     merges: *merges,
+                    axioms: *axioms,
+                    axioms_to_z3: *axioms_to_z3,
                     z3_ms: *z3_ms,
                     total_ms: *total_ms,
                 }
@@ -354,6 +362,8 @@ impl Entry {
                 },
                 chunks_max: s.chunks_max,
                 merges: s.merges,
+                axioms: s.axioms,
+                axioms_to_z3: s.axioms_to_z3,
                 z3_ms: s.z3_ms,
                 total_ms: s.total_ms,
                 exec_depth_max: 0,

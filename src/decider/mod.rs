@@ -52,6 +52,10 @@ pub struct Counters {
     pub queries: u64,
     pub pushes: u64,
     pub z3_time: Duration,
+    /// Axiom instances (`Kind::Axiom`) given to the solver: by a check that needed
+    /// them (lazy axioms), again after the frame they were given in was popped, or
+    /// as they were assumed (without lazy axioms).
+    pub axioms_to_z3: u64,
 }
 
 pub struct Decider {
@@ -104,6 +108,15 @@ pub struct Decider {
     entailed: TermMap<Term, u32>,
     entailed_log: Vec<Term>,
     entailed_frames: Vec<usize>,
+    /// For each active watcher (a `join` collecting leaves, innermost last): the
+    /// least length the path condition had since the watcher last looked
+    /// (`take_low`). Entries below it were never popped since, so they are the ones
+    /// the watcher saw then: what two leaves share is read without comparing them.
+    lows: Vec<usize>,
+    /// For each symbol of the path condition, what each entry that mentions it says
+    /// of it, in order: a comparison with a literal, or `None` for anything else (for
+    /// `unary_feasible`).
+    var_entries: TermMap<Term, Vec<Option<Unary>>>,
 }
 
 impl Decider {
@@ -130,6 +143,8 @@ impl Decider {
             entailed: TermMap::default(),
             entailed_log: Vec::new(),
             entailed_frames: Vec::new(),
+            lows: Vec::new(),
+            var_entries: TermMap::default(),
         };
         // Everything a member assumes lives in frames above this one.
         d.push();
@@ -228,6 +243,9 @@ impl Decider {
             if self.lazy_axioms && self.pc[self.z3_len].kind == Kind::Axiom {
                 self.pending.push(self.z3_len);
             } else {
+                if self.pc[self.z3_len].kind == Kind::Axiom {
+                    self.counters.axioms_to_z3 += 1;
+                }
                 let t = self.pc[self.z3_len].term.clone();
                 self.backend().assert(&t);
             }
@@ -241,6 +259,7 @@ impl Decider {
         for i in std::mem::take(&mut self.pending) {
             let t = self.pc[i].term.clone();
             self.backend().assert(&t);
+            self.counters.axioms_to_z3 += 1;
             self.flushed.push((i, level));
         }
     }
@@ -254,11 +273,21 @@ impl Decider {
         }
         for vs in self.entry_vars.drain(mark..) {
             for x in vs {
+                // The entries popped are the last of each symbol's list.
+                if let Some(list) = self.var_entries.get_mut(&x) {
+                    list.pop();
+                    if list.is_empty() {
+                        self.var_entries.remove(&x);
+                    }
+                }
                 take_back(&mut self.vars, &x);
             }
         }
         for e in self.pc.drain(mark..) {
             take_back(&mut self.known, &e.term);
+        }
+        for low in &mut self.lows {
+            *low = (*low).min(mark);
         }
         self.pending.retain(|&i| i < mark);
         if self.z3_frames > self.frames.len() {
@@ -289,6 +318,21 @@ impl Decider {
         &self.pc[mark.min(self.pc.len())..]
     }
 
+    /// Start watching how far the path condition shrinks (see `lows`); returns the
+    /// watcher's slot. Watchers nest: `unwatch` the innermost first.
+    pub fn watch_low(&mut self) -> usize {
+        self.lows.push(self.pc.len());
+        self.lows.len() - 1
+    }
+    /// The least length the path condition had since the watcher's last look (or
+    /// its start): every entry below it is the one that was there then.
+    pub fn take_low(&mut self, slot: usize) -> usize {
+        std::mem::replace(&mut self.lows[slot], self.pc.len())
+    }
+    pub fn unwatch(&mut self, slot: usize) {
+        self.lows.truncate(slot);
+    }
+
     fn add(&mut self, t: Term, kind: Kind) {
         if t.is_true() {
             return;
@@ -304,8 +348,11 @@ impl Decider {
                 continue;
             }
             let vs = symbols(&c);
+            let said = unary(&c);
             for x in &vs {
                 *self.vars.entry(x.clone()).or_insert(0) += 1;
+                let of_x = said.as_ref().filter(|(y, _)| y == x).map(|&(_, u)| u);
+                self.var_entries.entry(x.clone()).or_default().push(of_x);
             }
             self.entry_vars.push(vs);
             *self.known.entry(c.clone()).or_insert(0) += 1;
@@ -427,6 +474,25 @@ impl Decider {
         }
     }
 
+    /// Can `t` hold on this path, by syntax alone? Decided when `t` compares an integer
+    /// symbol with a literal and so does every entry of the path condition that
+    /// mentions the symbol: whether some integer meets all those comparisons (the
+    /// branches of an `else if` chain on one variable: `x == 0`, then `x != 0 && x ==
+    /// 1`, ...; Z3 would take time growing with the chain for each). `None` otherwise.
+    /// As for `independent`, the rest of the path condition, which does not mention
+    /// the symbol, is taken as consistent: if it is not, every proof on the branch
+    /// succeeds.
+    pub fn unary_feasible(&self, t: &Term) -> Option<bool> {
+        let (x, c) = unary(t)?;
+        let entries = self.var_entries.get(&x).map_or(&[][..], |v| v.as_slice());
+        let mut cs = Vec::with_capacity(entries.len() + 1);
+        cs.push(c);
+        for u in entries {
+            cs.push((*u)?);
+        }
+        Some(satisfiable(&cs))
+    }
+
     /// Values of `terms` in a model of Σ ∪ {t}, printed by Z3.
     /// Asked of a new Z3 context holding exactly Σ (see [`z3::fresh_model_values`]).
     pub fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
@@ -448,6 +514,93 @@ impl Decider {
     pub fn path_condition(&self) -> &[PcEntry] {
         &self.pc
     }
+}
+
+/// A comparison of an integer symbol with a literal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unary {
+    Eq(i64),
+    Ne(i64),
+    /// `x >= k`
+    Ge(i64),
+    /// `x <= k`
+    Le(i64),
+}
+
+impl Unary {
+    fn holds(self, v: i64) -> bool {
+        match self {
+            Unary::Eq(k) => v == k,
+            Unary::Ne(k) => v != k,
+            Unary::Ge(k) => v >= k,
+            Unary::Le(k) => v <= k,
+        }
+    }
+}
+
+/// `t` as a comparison of an integer symbol with a literal (`x == k`, `x < k`,
+/// `k <= x`, their negations), if it is one.
+fn unary(t: &Term) -> Option<(Term, Unary)> {
+    use crate::state::term::{Op, Sort};
+    let (negated, t) = match t.op() {
+        Op::Not => (true, &t.args()[0]),
+        _ => (false, t),
+    };
+    if !matches!(t.op(), Op::Eq | Op::Lt | Op::Le) {
+        return None;
+    }
+    let (a, b) = (&t.args()[0], &t.args()[1]);
+    let var = |x: &Term| matches!(x.op(), Op::Var(..)) && x.sort() == Sort::Int;
+    // The comparison as `x op k` (`flipped`: it was `k op x`).
+    let (x, k, flipped) = match (a.as_int(), b.as_int()) {
+        (None, Some(k)) if var(a) => (a, k, false),
+        (Some(k), None) if var(b) => (b, k, true),
+        _ => return None,
+    };
+    let c = match (t.op(), flipped, negated) {
+        (Op::Eq, _, false) => Unary::Eq(k),
+        (Op::Eq, _, true) => Unary::Ne(k),
+        // x < k, k < x, and their negations x >= k, x <= k.
+        (Op::Lt, false, false) => Unary::Le(k.checked_sub(1)?),
+        (Op::Lt, true, false) => Unary::Ge(k.checked_add(1)?),
+        (Op::Lt, false, true) => Unary::Ge(k),
+        (Op::Lt, true, true) => Unary::Le(k),
+        // x <= k, k <= x, and their negations x > k, x < k.
+        (Op::Le, false, false) => Unary::Le(k),
+        (Op::Le, true, false) => Unary::Ge(k),
+        (Op::Le, false, true) => Unary::Ge(k.checked_add(1)?),
+        (Op::Le, true, true) => Unary::Le(k.checked_sub(1)?),
+        _ => return None,
+    };
+    Some((x.clone(), c))
+}
+
+/// Does some integer meet every comparison?
+fn satisfiable(cs: &[Unary]) -> bool {
+    let (mut lo, mut hi, mut eq) = (i64::MIN, i64::MAX, None);
+    for c in cs {
+        match *c {
+            Unary::Eq(k) => eq = Some(k),
+            Unary::Ge(k) => lo = lo.max(k),
+            Unary::Le(k) => hi = hi.min(k),
+            Unary::Ne(_) => {}
+        }
+    }
+    if let Some(v) = eq {
+        return cs.iter().all(|c| c.holds(v));
+    }
+    if lo > hi {
+        return false;
+    }
+    // Each `!=` excludes one value: more values in [lo, hi] than exclusions leave one.
+    let excluded: std::collections::BTreeSet<i64> = cs
+        .iter()
+        .filter_map(|c| match *c {
+            Unary::Ne(k) if lo <= k && k <= hi => Some(k),
+            _ => None,
+        })
+        .collect();
+    (hi as i128) - (lo as i128) + 1 > excluded.len() as i128
 }
 
 /// Remove one occurrence of `t` from the multiset `m`.
@@ -638,6 +791,44 @@ mod tests {
         d.pop();
         assert!(!d.known(&goal));
         assert_eq!(d.prove(&goal), Answer::Refuted);
+    }
+
+    #[test]
+    fn comparisons_of_one_symbol_with_literals_are_decided_by_syntax() {
+        let mut d = Decider::new(None);
+        let x = Term::var("x", Sort::Int);
+        let eq = |k: i64| Term::eq(x.clone(), Term::int(k));
+        // An `else if` chain: x is none of 0..3.
+        for k in 0..3 {
+            d.assume(Term::not(eq(k)));
+        }
+        assert_eq!(d.unary_feasible(&eq(3)), Some(true));
+        assert_eq!(d.unary_feasible(&eq(1)), Some(false));
+        assert_eq!(d.unary_feasible(&Term::not(eq(7))), Some(true));
+        // Bounds: 0 <= x <= 3 and none of 0..3 leaves x = 3 only.
+        d.push();
+        d.assume(Term::le(Term::int(0), x.clone()));
+        d.assume(Term::lt(x.clone(), Term::int(4)));
+        assert_eq!(d.unary_feasible(&eq(3)), Some(true));
+        assert_eq!(d.unary_feasible(&Term::not(eq(3))), Some(false));
+        assert_eq!(d.unary_feasible(&Term::lt(x.clone(), Term::int(3))), Some(false));
+        assert_eq!(d.unary_feasible(&Term::not(Term::le(x.clone(), Term::int(2)))), Some(true));
+        d.pop();
+        assert_eq!(d.unary_feasible(&Term::not(eq(3))), Some(true));
+        // Another symbol in an entry that mentions x: not decided.
+        let y = Term::var("y", Sort::Int);
+        d.assume(Term::lt(x.clone(), y.clone()));
+        assert_eq!(d.unary_feasible(&eq(5)), None);
+        assert_eq!(d.unary_feasible(&Term::eq(y, x.clone())), None);
+        // Each answer agrees with the solver's.
+        let mut e = Decider::new(None);
+        e.assume(Term::le(Term::int(2), x.clone()));
+        e.assume(Term::not(eq(2)));
+        e.assume(Term::le(x.clone(), Term::int(3)));
+        for t in [eq(2), eq(3), Term::not(eq(3)), Term::lt(x.clone(), Term::int(3))] {
+            let by_syntax = e.unary_feasible(&t).expect("decided");
+            assert_eq!(by_syntax, e.check(&t) != Sat::Unsat, "{t}");
+        }
     }
 
     #[test]

@@ -916,7 +916,7 @@ impl Backend {
             }
         };
         if std::env::var_os("IDF_DEBUG_UNKNOWN").is_some() {
-            eprintln!("unknown: {why}");
+            crate::say!("unknown: {why}");
         }
         why.contains("incomplete")
     }

@@ -27,7 +27,7 @@ pub fn render<W: WriteColor>(w: &mut W, run: &Run, opts: HumanOptions) -> io::Re
     for f in &run.files {
         if many {
             w.set_color(ColorSpec::new().set_bold(true))?;
-            writeln!(w, "{}", f.source.path)?;
+            writeln!(w, "{}", escape_controls(&f.source.path))?;
             w.reset()?;
         }
         render_file(w, f, opts)?;
@@ -62,14 +62,15 @@ pub fn render_event<W: WriteColor>(
         Event::File(source, errors) => {
             if many {
                 w.set_color(ColorSpec::new().set_bold(true))?;
-                writeln!(w, "{}", source.path)?;
+                writeln!(w, "{}", escape_controls(&source.path))?;
                 w.reset()?;
             }
             if let Some(errors) = errors {
                 let shown = visible(&source.text);
-                let file = SimpleFile::new(source.path.as_str(), shown.as_ref());
+                let name = escape_controls(&source.path);
+                let file = SimpleFile::new(name.as_ref(), shown.as_ref());
                 for e in *errors {
-                    emit(w, &file, &input_diagnostic(e, &source.path))?;
+                    emit(w, &file, &input_diagnostic(e, &escape_controls(&source.path)))?;
                 }
             }
             Ok(())
@@ -88,7 +89,8 @@ pub fn render_event<W: WriteColor>(
                 return w.flush();
             }
             let view = views.of(source);
-            let file = SimpleFile::new(source.path.as_str(), view.shown.as_str());
+            let name = escape_controls(&source.path);
+            let file = SimpleFile::new(name.as_ref(), view.shown.as_str());
             render_member(w, &file, &Lines::with_starts(&source.text, &view.starts), m, opts)?;
             w.flush()
         }
@@ -140,12 +142,13 @@ fn render_member<W: WriteColor>(
 
 pub fn render_file<W: WriteColor>(w: &mut W, f: &FileReport, opts: HumanOptions) -> io::Result<()> {
     let shown = visible(&f.source.text);
-    let file = SimpleFile::new(f.source.path.as_str(), shown.as_ref());
+    let name = escape_controls(&f.source.path);
+    let file = SimpleFile::new(name.as_ref(), shown.as_ref());
     let lines = Lines::new(&f.source.text);
     match &f.status {
         FileStatus::Input(errors) => {
             for e in errors {
-                emit(w, &file, &input_diagnostic(e, &f.source.path))?;
+                emit(w, &file, &input_diagnostic(e, &escape_controls(&f.source.path)))?;
             }
         }
         FileStatus::Checked(members) => {
@@ -172,7 +175,7 @@ fn member_line<W: WriteColor>(w: &mut W, r: &MemberResult) -> io::Result<()> {
 fn stats_line<W: WriteColor>(w: &mut W, s: &Stats) -> io::Result<()> {
     writeln!(
         w,
-        "    stats: {} paths, {} branches, {} pruned, {} queries, {} pushes, {} chunks max, {} merges, {:.1} ms in Z3, {:.1} ms outside\n    ledger: {} started = {} completed + {} failed + {} pruned + {} timeout + {} merged",
+        "    stats: {} paths, {} branches, {} pruned, {} queries, {} pushes, {} chunks max, {} merges, {} axiom instances ({} to Z3), {:.1} ms in Z3, {:.1} ms outside\n    ledger: {} started = {} completed + {} failed + {} pruned + {} timeout + {} merged",
         s.paths,
         s.branches,
         s.pruned,
@@ -180,6 +183,8 @@ fn stats_line<W: WriteColor>(w: &mut W, s: &Stats) -> io::Result<()> {
         s.pushes,
         s.chunks_max,
         s.merges,
+        s.axioms,
+        s.axioms_to_z3,
         s.z3_ms,
         (s.total_ms - s.z3_ms).max(0.0),
         s.ledger.started,
@@ -285,4 +290,16 @@ pub fn verification_diagnostic(e: &VerificationError, lines: &Lines<'_>) -> Diag
         .with_message(&e.message)
         .with_labels(labels)
         .with_notes(notes)
+}
+
+/// A file name as the terminal shows it: control characters escaped (`\u{1b}`), so a
+/// name holding an escape sequence cannot drive the terminal.
+pub fn escape_controls(name: &str) -> std::borrow::Cow<'_, str> {
+    if !name.chars().any(char::is_control) {
+        return name.into();
+    }
+    name.chars()
+        .map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() })
+        .collect::<String>()
+        .into()
 }

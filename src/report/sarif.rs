@@ -255,7 +255,10 @@ pub fn fingerprint_hash(id: &str, reason: &str, member: &str, text: &str, span: 
 /// slashes, `./` dropped) against [`SRCROOT`]; absolute ones become `file://` URIs.
 pub fn path_uri(path: &str) -> (String, Option<&'static str>) {
     let p = Path::new(path);
-    let slashed = path.replace('\\', "/");
+    // `\` separates folders only on Windows; elsewhere it is a character of a name
+    // (percent-encoded like any other).
+    let slashed =
+        if std::path::MAIN_SEPARATOR == '\\' { path.replace('\\', "/") } else { path.into() };
     if p.is_absolute() {
         let s = if slashed.starts_with('/') { slashed } else { format!("/{slashed}") };
         (format!("file://{}", percent_encode(&s)), None)
@@ -556,6 +559,8 @@ mod tests {
         assert_eq!(path_uri("c:d.jv").0, "c%3Ad.jv");
         assert_eq!(path_uri("/tmp/x/é.jv"), ("file:///tmp/x/%C3%A9.jv".into(), None));
         assert_eq!(dir_uri(Path::new("/work/x")), "file:///work/x/");
+        #[cfg(unix)]
+        assert_eq!(path_uri("a\\b.jv").0, "a%5Cb.jv");
     }
 
     #[test]

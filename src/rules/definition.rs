@@ -604,6 +604,7 @@ impl<'p> Verifier<'p> {
     /// a fact of this path (not an axiom: a `join` then guards it with the branch
     /// conditions it depends on). The translator keeps axioms whole.
     fn assume_instance(&mut self, t: Term) {
+        self.axiom_instances += 1;
         if !self.translating
             && let Op::Implies = t.op()
         {

@@ -307,6 +307,7 @@ impl<'p> Verifier<'p> {
             return None;
         }
         self.ledger.started += 1;
+        let leaves = crate::rules::expand(&leaves);
         self.assume_leaf_facts(&leaves);
         // Leaves are exhaustive (infeasible ones aside): the last is the `else`. Each
         // condition includes the guard, which is harmless: the value only matters

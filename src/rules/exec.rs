@@ -149,7 +149,10 @@ impl<'p> Verifier<'p> {
             StmtKind::Call(call) => self.exec_call(s, call, &|v, s, _| q(v, s, ())),
             StmtKind::If { cond, then, els } => self.eval(s, cond, &|v, s, c| {
                 let els = els.as_deref();
-                if v.config.merge && !c.is_true() && !c.is_false() {
+                // An `if` in tail position of a merging `if`'s branch runs inside that
+                // one's join (`exec_if_merging`), without a join of its own.
+                let flat = v.flat_ifs.contains(&(st as *const Stmt));
+                if v.config.merge && !c.is_true() && !c.is_false() && !flat {
                     v.exec_if_merging(s, c, cond, then, els, ret, q)
                 } else {
                     v.exec_if(s, c, cond, then, els, ret, q)
@@ -274,6 +277,14 @@ impl<'p> Verifier<'p> {
     /// its branch conditions and facts, as without merging. A member that fails after
     /// a merge is verified again without merging (`verify`), so what a failure shows
     /// (its trace, its counterexample) is what separate paths show.
+    ///
+    /// The `if`s in tail position of the branches (an `else if` chain, an `if` ending a
+    /// branch) run inside this join without joins of their own: nested joins would
+    /// re-assume every inner leaf's facts at every level, so a chain of n arms would
+    /// cost n² assumptions (and n³ in the size of their guards). Many leaves merge by
+    /// their branching tree (`merge::Splits`), each shared entry assumed once; when
+    /// they do not merge, the `if` runs again without merging (re-assuming each leaf's
+    /// whole path would again be quadratic), as `--no-merge` runs it.
     #[allow(clippy::too_many_arguments)]
     fn exec_if_merging(
         &mut self,
@@ -287,42 +298,98 @@ impl<'p> Verifier<'p> {
     ) {
         self.if_joins += 1;
         let before = self.ledger;
+        let failures_before = self.failures.len();
+        let mut flat = vec![];
+        tail_ifs(then, els, &mut flat);
+        flat.retain(|st| self.flat_ifs.insert(*st as *const Stmt));
         let leaves = self.join(&|v, k| {
             v.exec_if(s.clone(), c.clone(), cond, then, els, ret, &|v, s, ()| k(v, s));
         });
+        let unflatten = |v: &mut Self| {
+            for st in &flat {
+                v.flat_ifs.remove(&(*st as *const Stmt));
+            }
+        };
         if leaves.is_empty() {
-            return;
+            return unflatten(self);
         }
         let after = self.ledger;
         let clean = after.failed == before.failed && after.timeout == before.timeout;
+        let expanded = crate::rules::expanded_len(&leaves);
+        let small = expanded <= SMALL_JOIN;
+        // Going on from each leaf re-assumes its whole path: fine when that is not much
+        // more than the join assumed.
+        let own: usize = leaves.iter().map(|l| l.own.len()).sum();
+        let separate = expanded <= SMALL_JOIN + 4 * own;
         let mut definitions: Vec<Term> = vec![];
+        // Compact merges: the fresh number of the leaf a state belongs to.
+        let mut arm: Option<Term> = None;
         let merged = if clean && !self.timed_out && leaves.len() > 1 {
-            let arms: Vec<merge::Arm<'_>> = leaves
-                .iter()
-                .map(|l| merge::Arm { guard: Term::and_all(l.conds.clone()), state: &l.value })
-                .collect();
             let mut assigned = BTreeSet::new();
             assigned_in(&then.stmts, &mut assigned);
             if let Some(e) = els {
                 assigned_in(std::slice::from_ref(e), &mut assigned);
             }
             let assigned: Vec<&str> = assigned.iter().map(String::as_str).collect();
-            merge::merge_states(&s, &assigned, &arms, &mut |hint, ite| {
-                let x = self.fresh(hint, ite.sort());
-                if let Some((lo, hi)) = merge::literal_bounds(&ite) {
-                    definitions.push(Term::le(lo, x.clone()));
-                    definitions.push(Term::le(x.clone(), hi));
-                }
-                definitions.push(Term::eq(x.clone(), ite));
-                x
-            })
+            if small {
+                let full = crate::rules::expand(&leaves);
+                let arms: Vec<merge::Arm<'_>> = full
+                    .iter()
+                    .map(|l| merge::Arm { guard: Term::and_all(l.conds.clone()), state: &l.value })
+                    .collect();
+                merge::merge_states(&s, &assigned, &arms, &mut |hint, ite| {
+                    let x = self.fresh(hint, ite.sort());
+                    if let Some((lo, hi)) = merge::literal_bounds(&ite) {
+                        definitions.push(Term::le(lo, x.clone()));
+                        definitions.push(Term::le(x.clone(), hi));
+                    }
+                    definitions.push(Term::eq(x.clone(), ite));
+                    x
+                })
+            } else if let Some(sp) = merge::Splits::of(&leaves) {
+                // `arm`: which leaf, by the branching tree; one of them. A merged value
+                // is `v_i` when `arm = i`: one flat implication per leaf, which the
+                // solver refutes case by case without walking an `ite` chain.
+                let n = leaves.len();
+                let a = self.fresh("arm", Sort::Int);
+                let numbers: Vec<Term> = (0..n).map(|i| Term::int(i as i64)).collect();
+                let is: Vec<Term> =
+                    numbers.iter().map(|i| Term::eq(a.clone(), i.clone())).collect();
+                definitions.push(Term::le(Term::int(0), a.clone()));
+                definitions.push(Term::le(a.clone(), Term::int(n as i64 - 1)));
+                definitions.push(Term::eq(a.clone(), sp.choose(&numbers)));
+                definitions.push(Term::or_all(is.clone()));
+                arm = Some(a);
+                let states: Vec<&State> = leaves.iter().map(|l| &l.value).collect();
+                merge::merge_states_with(&s, &assigned, &states, &mut |hint, values| {
+                    let x = self.fresh(hint, values[0].sort());
+                    let ints: Option<Vec<i64>> = values.iter().map(Term::as_int).collect();
+                    if let Some(ints) = ints
+                        && let (Some(lo), Some(hi)) = (ints.iter().min(), ints.iter().max())
+                    {
+                        definitions.push(Term::le(Term::int(*lo), x.clone()));
+                        definitions.push(Term::le(x.clone(), Term::int(*hi)));
+                    }
+                    for (i, v) in values.iter().enumerate() {
+                        definitions
+                            .push(Term::implies(is[i].clone(), Term::eq(x.clone(), v.clone())));
+                    }
+                    x
+                })
+            } else {
+                None
+            }
         } else {
             None
         };
+        unflatten(self);
         if let Some(m) = merged {
             self.merges += 1;
             self.ledger.started += 1;
-            self.assume_leaf_facts(&leaves);
+            match &arm {
+                None => self.assume_leaf_facts(&crate::rules::expand(&leaves)),
+                Some(arm) => self.assume_by_splits(&leaves, arm),
+            }
             for d in definitions {
                 self.dec.assume(d);
             }
@@ -331,7 +398,18 @@ impl<'p> Verifier<'p> {
             self.trace_step(&m, what, cond.span);
             return q(self, m, ());
         }
-        for leaf in leaves {
+        if !separate && !self.timed_out {
+            // Run the `if` again as separate paths, its tail `if`s flat as before: the
+            // failures the join recorded are recorded again.
+            self.failures.truncate(failures_before);
+            for st in &flat {
+                self.flat_ifs.insert(*st as *const Stmt);
+            }
+            self.ledger.started += 1;
+            self.exec_if(s, c, cond, then, els, ret, q);
+            return unflatten(self);
+        }
+        for leaf in crate::rules::expand(&leaves) {
             self.ledger.started += 1;
             self.in_frame(|v| {
                 for t in &leaf.conds {
@@ -348,6 +426,37 @@ impl<'p> Verifier<'p> {
                 }
                 q(v, leaf.value.clone(), ())
             });
+        }
+    }
+
+    /// Assume what the leaves of a join assumed, each entry once, under the range of
+    /// leaves whose paths hold it (`merge::entry_ranges`): `lo <= arm <= hi`, where
+    /// `arm` is the number of the leaf the state belongs to, a fresh symbol defined by
+    /// the branching tree (`arm = ite(c1, 0, ite(c2, 1, ...))`). Exact on the leaves:
+    /// on leaf i's path `arm = i`. Axiom instances hold on every path, unguarded;
+    /// the conditions where paths part are what `arm`'s definition says; other branch
+    /// conditions (one-sided branches, and those every leaf took, e.g. past an arm
+    /// that returned) are facts under their range like the rest.
+    fn assume_by_splits(&mut self, leaves: &[crate::rules::JoinLeaf<State>], arm: &Term) {
+        use crate::decider::Kind;
+        let n = leaves.len();
+        for (e, lo, hi, split) in merge::entry_ranges(leaves) {
+            if split {
+                continue;
+            }
+            let (a, b) = (Term::int(lo as i64), Term::int(hi as i64));
+            let guard = match (lo, hi) {
+                _ if lo == 0 && hi == n - 1 => Term::tt(),
+                _ if lo == hi => Term::eq(arm.clone(), a),
+                (0, _) => Term::le(arm.clone(), b),
+                _ if hi == n - 1 => Term::le(a, arm.clone()),
+                _ => Term::and(Term::le(a, arm.clone()), Term::le(arm.clone(), b)),
+            };
+            match e.kind {
+                Kind::Axiom => self.dec.assume_axiom(e.term),
+                Kind::Derived => self.dec.assume_derived(Term::implies(guard, e.term)),
+                Kind::Fact | Kind::Branch => self.dec.assume(Term::implies(guard, e.term)),
+            }
         }
     }
 
@@ -888,6 +997,28 @@ fn rhs_text(rhs: &Rhs) -> String {
             format!("new {}({})", class.name, a.join(", "))
         }
         Rhs::NewArray { elem, len, .. } => format!("new {elem}[{}]", crate::rules::show::expr(len)),
+    }
+}
+
+/// Joins whose leaves' whole paths hold at most this many entries in all merge (or
+/// go on as separate leaves) with each leaf's guard the conjunction of its path's
+/// branch conditions; larger ones by their branching tree (`merge::Splits`).
+const SMALL_JOIN: usize = 256;
+
+/// The `if` statements in tail position of the branches `then` and `els`: the last
+/// statement of a branch (through blocks), and the same in their branches in turn.
+fn tail_ifs<'p>(then: &'p Block, els: Option<&'p Stmt>, out: &mut Vec<&'p Stmt>) {
+    let mut todo: Vec<&'p Stmt> = then.stmts.last().into_iter().chain(els).collect();
+    while let Some(st) = todo.pop() {
+        match &st.kind {
+            StmtKind::If { then, els, .. } => {
+                out.push(st);
+                todo.extend(then.stmts.last());
+                todo.extend(els.as_deref());
+            }
+            StmtKind::Block(b) => todo.extend(b.stmts.last()),
+            _ => {}
+        }
     }
 }
 

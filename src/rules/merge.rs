@@ -42,25 +42,53 @@ pub fn merge_states(
     arms: &[Arm<'_>],
     name: &mut Namer<'_>,
 ) -> Option<State> {
-    let first = arms.first()?.state;
-    let same_old =
-        |a: &Arm<'_>| Rc::ptr_eq(&a.state.old, &first.old) || a.state.old.identical(&first.old);
-    if !arms.iter().all(same_old) {
+    let states: Vec<&State> = arms.iter().map(|a| a.state).collect();
+    let guards: Vec<Term> = arms.iter().map(|a| a.guard.clone()).collect();
+    merge_states_with(before, assigned, &states, &mut |hint, values| {
+        name(hint, by_guards(&guards, values))
+    })
+}
+
+/// `ite(g1, v1, ite(g2, v2, ... vn))`.
+fn by_guards(guards: &[Term], values: &[Term]) -> Term {
+    let mut it = guards.iter().zip(values).rev();
+    let mut out = it.next().map(|(_, v)| v.clone()).unwrap_or_else(Term::unit);
+    for (g, v) in it {
+        out = Term::ite(g.clone(), v.clone(), out);
+    }
+    out
+}
+
+/// Names a merged value given its value in each arm (in order): returns the term the
+/// merged state holds (the caller defines it).
+pub type Chooser<'n> = dyn FnMut(&str, &[Term]) -> Term + 'n;
+
+/// As `merge_states`, with the merged value of each location that differs between
+/// the arms made by `name` from the arms' values.
+pub fn merge_states_with(
+    before: &State,
+    assigned: &[&str],
+    states: &[&State],
+    name: &mut Chooser<'_>,
+) -> Option<State> {
+    let first = *states.first()?;
+    let same_old = |a: &&State| Rc::ptr_eq(&a.old, &first.old) || a.old.identical(&first.old);
+    if !states.iter().all(same_old) {
         return None;
     }
     // Check everything before naming anything: a refused merge leaves no facts behind.
-    let store_values = store_values(before, assigned, arms)?;
+    let store_values = store_values(before, assigned, states)?;
     // Branches that leave the heap alone share it (a pointer comparison).
-    let unchanged_heap = arms.iter().all(|a| a.state.heap.identical(&first.heap));
-    let heap_values = if unchanged_heap { None } else { Some(heap_values(arms)?) };
+    let unchanged_heap = states.iter().all(|a| a.heap.identical(&first.heap));
+    let heap_values = if unchanged_heap { None } else { Some(heap_values(states)?) };
     let mut store = before.store.clone();
     for (x, values) in store_values {
-        let merged = merge_values(arms, &values, &x, name);
+        let merged = merge_values(&values, &x, name);
         store.insert_mut(x, merged);
     }
     let heap = match heap_values {
         None => first.heap.clone(),
-        Some(chunks) => build_heap(arms, chunks, name),
+        Some(chunks) => build_heap(chunks, name),
     };
     Some(State { heap, old: first.old.clone(), store })
 }
@@ -70,11 +98,11 @@ fn mergeable(values: &[Term]) -> bool {
     values.iter().all(|v| v == &values[0]) || values[0].sort() != Sort::Ref
 }
 
-/// `ite(g1, v1, ite(g2, v2, ... vn))`, named; equal values stay as they are. Values
-/// built by the same operation merge argument by argument (`merge(r + 1, r + 2)` is
-/// `r + merge(1, 2)`: the same value, with the shared part outside the `ite`, which
-/// the solver then needs no case split to see).
-fn merge_values(arms: &[Arm<'_>], values: &[Term], hint: &str, name: &mut Namer<'_>) -> Term {
+/// The arms' values, named by `name` (`ite(g1, v1, ite(g2, v2, ... vn))`);
+/// equal values stay as they are. Values built by the same operation merge argument
+/// by argument (`merge(r + 1, r + 2)` is `r + merge(1, 2)`: the same value, with the
+/// shared part outside the `ite`, which the solver then needs no case split to see).
+fn merge_values(values: &[Term], hint: &str, name: &mut Chooser<'_>) -> Term {
     let last = values[values.len() - 1].clone();
     if values.iter().all(|v| v == &last) {
         return last;
@@ -88,16 +116,127 @@ fn merge_values(arms: &[Arm<'_>], values: &[Term], hint: &str, name: &mut Namer<
         let args: Vec<Term> = (0..n)
             .map(|i| {
                 let column: Vec<Term> = values.iter().map(|v| v.args()[i].clone()).collect();
-                merge_values(arms, &column, hint, name)
+                merge_values(&column, hint, name)
             })
             .collect();
         return Term::rebuild(op, last.sort(), args);
     }
-    let mut out = last;
-    for (a, v) in arms.iter().zip(values).rev().skip(1) {
-        out = Term::ite(a.guard.clone(), v.clone(), out);
+    name(hint, values)
+}
+
+/// The leaves of one `join` as a binary branching tree, read from where each leaf's
+/// path parts from the previous leaf's (`JoinLeaf`; the `then` side's leaves come
+/// before the `else` side's). Which leaf a state belongs to is then an `ite` over the
+/// conditions where paths part, as large as the tree (an `else if` chain of n arms:
+/// `ite(c1, v1, ite(c2, v2, ... vn))`, n conditions, where the leaves' whole paths
+/// hold n²/2), and the entries a subtree shares are assumed once, under the range of
+/// leaf numbers the subtree spans (`entry_ranges`).
+pub struct Splits {
+    /// Split k parts leaves 0..=k from leaves k+1..: the condition on the first side.
+    conds: Vec<Term>,
+    /// Each split's children (a leaf or another split) and the splits in an order
+    /// where children come first.
+    left: Vec<Child>,
+    right: Vec<Child>,
+    order: Vec<usize>,
+    root: Option<usize>,
+}
+
+#[derive(Clone, Copy)]
+enum Child {
+    Leaf(usize),
+    Split(usize),
+}
+
+impl Splits {
+    /// The tree of `leaves`, or `None` when they are not the leaves of one binary
+    /// tree whose two sides of each split assume a condition and its negation (the
+    /// caller then does not use it).
+    pub fn of<T>(leaves: &[crate::rules::JoinLeaf<T>]) -> Option<Splits> {
+        use crate::decider::Kind;
+        let m = leaves.len().checked_sub(1)?;
+        let (mut conds, mut depths) = (Vec::with_capacity(m), Vec::with_capacity(m));
+        for l in &leaves[1..] {
+            let before = l.parted.as_ref()?;
+            let after = l.own.first()?;
+            let negated = Term::not(before.term.clone()) == after.term
+                || Term::not(after.term.clone()) == before.term;
+            if before.kind != Kind::Branch || after.kind != Kind::Branch || !negated {
+                return None;
+            }
+            conds.push(before.term.clone());
+            depths.push(l.shared);
+        }
+        // The Cartesian tree of the depths (the shallowest split at the root). Two
+        // splits at one depth with no shallower one between would be one node split
+        // three ways: not a binary tree.
+        let (mut left, mut right) = (vec![None; m], vec![None; m]);
+        let mut stack: Vec<usize> = vec![];
+        for j in 0..m {
+            let mut last = None;
+            while let Some(&top) = stack.last()
+                && depths[top] > depths[j]
+            {
+                last = stack.pop();
+            }
+            if let Some(&top) = stack.last() {
+                if depths[top] == depths[j] {
+                    return None;
+                }
+                right[top] = Some(j);
+            }
+            left[j] = last;
+            stack.push(j);
+        }
+        // A child is deeper than its parent: deepest first is children first.
+        let mut order: Vec<usize> = (0..m).collect();
+        order.sort_by_key(|&j| std::cmp::Reverse(depths[j]));
+        Some(Splits {
+            conds,
+            left: (0..m).map(|j| left[j].map_or(Child::Leaf(j), Child::Split)).collect(),
+            right: (0..m).map(|j| right[j].map_or(Child::Leaf(j + 1), Child::Split)).collect(),
+            order,
+            root: stack.first().copied(),
+        })
     }
-    name(hint, out)
+
+    /// `values[i]` under the conditions of leaf i's path (one value per leaf).
+    pub fn choose(&self, values: &[Term]) -> Term {
+        let Some(root) = self.root else { return values[0].clone() };
+        let mut at: Vec<Option<Term>> = vec![None; self.conds.len()];
+        for &j in &self.order {
+            let side = |c: Child, at: &mut Vec<Option<Term>>| match c {
+                Child::Leaf(i) => values[i].clone(),
+                Child::Split(k) => at[k].take().unwrap_or_else(Term::unit),
+            };
+            let (a, b) = (side(self.left[j], &mut at), side(self.right[j], &mut at));
+            at[j] = Some(Term::ite(self.conds[j].clone(), a, b));
+        }
+        at[root].take().unwrap_or_else(Term::unit)
+    }
+}
+
+/// Each entry of the leaves' paths once, with the first and the last leaf whose path
+/// holds it (a subtree's leaves are consecutive), and whether it is a condition where
+/// two leaves' paths part (what `Splits` encodes).
+pub fn entry_ranges<T>(
+    leaves: &[crate::rules::JoinLeaf<T>],
+) -> Vec<(crate::decider::PcEntry, usize, usize, bool)> {
+    let mut out = vec![];
+    // The current path: each entry, the first leaf holding it, whether a split's.
+    let mut open: Vec<(crate::decider::PcEntry, usize, bool)> = vec![];
+    for (t, l) in leaves.iter().enumerate() {
+        while open.len() > l.shared {
+            let (e, lo, split) = open.pop().expect("non-empty");
+            // The entry at the depth where leaf t's path parts from the previous one.
+            let split = split || (t > 0 && open.len() == l.shared);
+            out.push((e, lo, t - 1, split));
+        }
+        open.extend(l.own.iter().enumerate().map(|(i, e)| (e.clone(), t, t > 0 && i == 0)));
+    }
+    let last = leaves.len().saturating_sub(1);
+    out.extend(open.into_iter().map(|(e, lo, split)| (e, lo, last, split)));
+    out
 }
 
 /// The least and the greatest value of an integer `ite` whose leaves are all literals:
@@ -127,12 +266,11 @@ pub fn literal_bounds(t: &Term) -> Option<(Term, Term)> {
 type Values = Vec<(Rc<str>, Vec<Term>)>;
 
 /// Each assigned local of `before`, with its value in each arm.
-fn store_values(before: &State, assigned: &[&str], arms: &[Arm<'_>]) -> Option<Values> {
+fn store_values(before: &State, assigned: &[&str], arms: &[&State]) -> Option<Values> {
     let mut out = vec![];
     for x in assigned {
         let Some((x, _)) = before.store.get_key_value(*x) else { continue };
-        let values: Vec<Term> =
-            arms.iter().map(|a| a.state.get(x).cloned()).collect::<Option<_>>()?;
+        let values: Vec<Term> = arms.iter().map(|a| a.get(x).cloned()).collect::<Option<_>>()?;
         if !mergeable(&values) {
             return None;
         }
@@ -148,8 +286,8 @@ fn same_place(a: &Chunk, b: &Chunk) -> bool {
 
 /// Each chunk of the first arm's heap, with its value in each arm, when every heap
 /// holds the same chunks in the same order.
-fn heap_values(arms: &[Arm<'_>]) -> Option<Vec<(Chunk, Vec<Term>)>> {
-    let heaps: Vec<Vec<&Chunk>> = arms.iter().map(|a| a.state.heap.iter().collect()).collect();
+fn heap_values(arms: &[&State]) -> Option<Vec<(Chunk, Vec<Term>)>> {
+    let heaps: Vec<Vec<&Chunk>> = arms.iter().map(|a| a.heap.iter().collect()).collect();
     let n = heaps[0].len();
     if heaps.iter().any(|h| h.len() != n) {
         return None;
@@ -169,7 +307,7 @@ fn heap_values(arms: &[Arm<'_>]) -> Option<Vec<(Chunk, Vec<Term>)>> {
     Some(out)
 }
 
-fn build_heap(arms: &[Arm<'_>], chunks: Vec<(Chunk, Vec<Term>)>, name: &mut Namer<'_>) -> Heap {
+fn build_heap(chunks: Vec<(Chunk, Vec<Term>)>, name: &mut Chooser<'_>) -> Heap {
     let mut heap = Heap::new();
     for (c, values) in chunks {
         let hint = match &c.kind {
@@ -178,7 +316,7 @@ fn build_heap(arms: &[Arm<'_>], chunks: Vec<(Chunk, Vec<Term>)>, name: &mut Name
             }
             _ => "snap".to_string(),
         };
-        let value = merge_values(arms, &values, &hint, name);
+        let value = merge_values(&values, &hint, name);
         heap.add(Chunk { value, ..c });
     }
     heap
@@ -238,6 +376,115 @@ mod tests {
         assert!(
             merge_states(&before, &["x", "r", "inner"], &arms, &mut |_, t| t).is_none(),
             "a reference ite is refused"
+        );
+    }
+
+    use crate::decider::{Kind, PcEntry};
+    use crate::rules::JoinLeaf;
+
+    fn entry(t: &Term, kind: Kind) -> PcEntry {
+        PcEntry { term: t.clone(), kind }
+    }
+
+    /// The leaves of an `else if` chain on `x` of `n` arms (the last the `else`), as
+    /// `join` gives them: leaf i took `x != 0 .. x != i-1` and `x == i`, and holds
+    /// the fact `f_i`.
+    fn chain(n: usize) -> Vec<JoinLeaf<i64>> {
+        let x = int_var("x");
+        let c = |i: usize| Term::eq(x.clone(), Term::int(i as i64));
+        let fact = |i: usize| entry(&Term::eq(int_var(&format!("f{i}")), Term::int(1)), Kind::Fact);
+        (0..n)
+            .map(|i| {
+                let last = i == n - 1;
+                let mut own = vec![];
+                if i > 0 {
+                    own.push(entry(&Term::not(c(i - 1)), Kind::Branch));
+                }
+                if !last {
+                    own.push(entry(&c(i), Kind::Branch));
+                }
+                own.push(fact(i));
+                let parted = (i > 0).then(|| entry(&c(i - 1), Kind::Branch));
+                JoinLeaf { shared: i.saturating_sub(1), parted, own, value: i as i64 }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_chain_chooses_by_its_conditions_in_order() {
+        let leaves = chain(3);
+        let sp = Splits::of(&leaves).expect("a binary tree");
+        let v: Vec<Term> = (0..3).map(|i| int_var(&format!("v{i}"))).collect();
+        let x = int_var("x");
+        let c = |i: i64| Term::eq(x.clone(), Term::int(i));
+        assert_eq!(
+            sp.choose(&v),
+            Term::ite(c(0), v[0].clone(), Term::ite(c(1), v[1].clone(), v[2].clone()))
+        );
+        // Each fact once, under the one leaf that holds it; the conditions where the
+        // paths part are flagged.
+        let ranges = entry_ranges(&leaves);
+        let facts: Vec<(usize, usize)> = ranges
+            .iter()
+            .filter(|(e, ..)| e.kind == Kind::Fact)
+            .map(|&(_, lo, hi, _)| (lo, hi))
+            .collect();
+        assert_eq!(facts, vec![(0, 0), (1, 1), (2, 2)]);
+        assert!(ranges.iter().filter(|r| r.0.kind == Kind::Branch).all(|r| r.3));
+        // `x != 0` is shared by leaves 1 and 2.
+        let ne0 = Term::not(c(0));
+        assert!(ranges.iter().any(|(e, lo, hi, _)| e.term == ne0 && (*lo, *hi) == (1, 2)));
+    }
+
+    #[test]
+    fn a_node_split_three_ways_or_without_a_negation_is_no_tree() {
+        let mut leaves = chain(3);
+        // Leaf 2 parts from leaf 1 at leaf 1's depth as well: three ways at one node.
+        leaves[2].shared = 0;
+        leaves[2].parted = leaves[1].own.first().cloned();
+        leaves[2].own = vec![entry(&Term::eq(int_var("x"), Term::int(0)), Kind::Branch)];
+        assert!(Splits::of(&leaves).is_none());
+        let mut leaves = chain(2);
+        leaves[1].own[0] = entry(&Term::var("b", Sort::Bool), Kind::Branch);
+        assert!(Splits::of(&leaves).is_none(), "the sides are not c and !c");
+    }
+
+    #[test]
+    fn a_balanced_tree_chooses_by_its_nodes() {
+        // Leaves [a, b], [a, !b], [!a, c], [!a, !c].
+        let (a, b, c) =
+            (Term::var("a", Sort::Bool), Term::var("b", Sort::Bool), Term::var("c", Sort::Bool));
+        let br = |t: &Term| entry(t, Kind::Branch);
+        let leaves = vec![
+            JoinLeaf { shared: 0, parted: None, own: vec![br(&a), br(&b)], value: 0 },
+            JoinLeaf {
+                shared: 1,
+                parted: Some(br(&b)),
+                own: vec![br(&Term::not(b.clone()))],
+                value: 1,
+            },
+            JoinLeaf {
+                shared: 0,
+                parted: Some(br(&a)),
+                own: vec![br(&Term::not(a.clone())), br(&c)],
+                value: 2,
+            },
+            JoinLeaf {
+                shared: 1,
+                parted: Some(br(&c)),
+                own: vec![br(&Term::not(c.clone()))],
+                value: 3,
+            },
+        ];
+        let sp = Splits::of(&leaves).expect("a binary tree");
+        let v: Vec<Term> = (0..4).map(Term::int).collect();
+        assert_eq!(
+            sp.choose(&v),
+            Term::ite(
+                a,
+                Term::ite(b, v[0].clone(), v[1].clone()),
+                Term::ite(c, v[2].clone(), v[3].clone())
+            )
         );
     }
 

@@ -97,6 +97,50 @@ pub struct Leaf<T> {
     pub value: T,
 }
 
+/// One way a sub-computation explored by `join` ended, as `join` returns it: the
+/// entries assumed since the join started that this leaf does not share with the
+/// previous leaf. Leaves of an `else if` chain share most of their path (a thousand
+/// arms: half a million entries in full, two thousand this way); `Leaf` is the
+/// expanded form (`expand`).
+pub struct JoinLeaf<T> {
+    /// How many of its entries (since the join started) this leaf shares with the
+    /// previous leaf: the depth at which their paths part (0 for the first leaf).
+    pub shared: usize,
+    /// The previous leaf's entry at depth `shared`, where the paths part (`None` for
+    /// the first leaf, or when the previous leaf's path ended there).
+    pub parted: Option<crate::decider::PcEntry>,
+    /// This leaf's entries from depth `shared` on.
+    pub own: Vec<crate::decider::PcEntry>,
+    pub value: T,
+}
+
+/// The leaves with every entry since the join started (each leaf's whole path).
+pub fn expand<T: Clone>(leaves: &[JoinLeaf<T>]) -> Vec<Leaf<T>> {
+    let mut path: Vec<crate::decider::PcEntry> = vec![];
+    let mut out = Vec::with_capacity(leaves.len());
+    for l in leaves {
+        path.truncate(l.shared);
+        path.extend(l.own.iter().cloned());
+        let (mut conds, mut facts, mut derived, mut axioms) = (vec![], vec![], vec![], vec![]);
+        for e in &path {
+            let t = e.term.clone();
+            match e.kind {
+                crate::decider::Kind::Branch => conds.push(t),
+                crate::decider::Kind::Fact => facts.push(t),
+                crate::decider::Kind::Derived => derived.push(t),
+                crate::decider::Kind::Axiom => axioms.push(t),
+            }
+        }
+        out.push(Leaf { conds, facts, derived, axioms, value: l.value.clone() });
+    }
+    out
+}
+
+/// How many entries the expanded leaves hold in all (`expand`'s cost).
+pub fn expanded_len<T>(leaves: &[JoinLeaf<T>]) -> usize {
+    leaves.iter().map(|l| l.shared + l.own.len()).sum()
+}
+
 pub struct Verifier<'p> {
     pub prog: &'p Program,
     /// The member being verified (for counterexamples of its entry state).
@@ -212,6 +256,12 @@ pub struct Verifier<'p> {
     /// The heap `perm(..)` reads while a consumed conjunct is evaluated: what is left
     /// after the conjuncts to its left were consumed.
     pub perm_view: Option<crate::state::heap::Heap>,
+    /// `if` statements that run inside an enclosing `if`'s join, without a join of
+    /// their own (`exec_if_merging`).
+    pub flat_ifs: std::collections::HashSet<*const crate::syntax::ast::Stmt>,
+    /// Axiom instances of pure methods' definitions and postconditions assumed on this
+    /// member's paths (`--stats`; one per instance and path that assumed it).
+    pub axiom_instances: u64,
 }
 
 /// When less than this much stack is left, the rules continue on a new segment.
@@ -313,6 +363,8 @@ impl<'p> Verifier<'p> {
             merges: 0,
             exec_depth: 0,
             exec_depth_max: 0,
+            flat_ifs: std::collections::HashSet::new(),
+            axiom_instances: 0,
             recorded: Default::default(),
             instances: 0,
             scale: Term::write(),
@@ -582,6 +634,9 @@ impl<'p> Verifier<'p> {
         if self.dec.assumed(cond) || self.dec.independent(cond) {
             return true;
         }
+        if let Some(answer) = self.dec.unary_feasible(cond) {
+            return answer;
+        }
         self.dec.check(cond) != crate::decider::Sat::Unsat
     }
 
@@ -604,31 +659,34 @@ impl<'p> Verifier<'p> {
     }
 
     /// Explore `run` in a pushed frame and return its leaves: for each path that
-    /// reached the inner continuation, the branch conditions and facts assumed on the
-    /// way and the value passed. The caller re-assumes what it needs. Each leaf ends
-    /// its path as merged; a caller that goes on after the join starts one path.
+    /// reached the inner continuation, the entries (branch conditions, facts) assumed
+    /// on the way, as far as they differ from the previous leaf's (`JoinLeaf`), and
+    /// the value passed. The caller re-assumes what it needs. Each leaf ends its path
+    /// as merged; a caller that goes on after the join starts one path.
     pub fn join<T: Clone>(
         &mut self,
         run: &dyn Fn(&mut Verifier<'p>, Leafer<'_, 'p, T>),
-    ) -> Vec<Leaf<T>> {
-        let leaves: RefCell<Vec<Leaf<T>>> = RefCell::new(Vec::new());
+    ) -> Vec<JoinLeaf<T>> {
+        let leaves: RefCell<Vec<JoinLeaf<T>>> = RefCell::new(Vec::new());
+        // The previous leaf's entries since the join started.
+        let path: RefCell<Vec<crate::decider::PcEntry>> = RefCell::new(Vec::new());
         self.in_frame(|v| {
             let mark = v.dec.mark();
+            let slot = v.dec.watch_low();
             run(v, &|v: &mut Verifier<'p>, value: T| {
-                let (mut conds, mut facts, mut derived, mut axioms) =
-                    (vec![], vec![], vec![], vec![]);
-                for e in v.dec.entries_since(mark) {
-                    let t = e.term.clone();
-                    match e.kind {
-                        crate::decider::Kind::Branch => conds.push(t),
-                        crate::decider::Kind::Fact => facts.push(t),
-                        crate::decider::Kind::Derived => derived.push(t),
-                        crate::decider::Kind::Axiom => axioms.push(t),
-                    }
-                }
+                // Entries below the least length the path condition had since the
+                // previous leaf are that leaf's: not popped since.
+                let low = v.dec.take_low(slot);
+                let mut path = path.borrow_mut();
+                let shared = low.saturating_sub(mark).min(path.len());
+                let parted = path.get(shared).cloned();
+                path.truncate(shared);
+                let own = v.dec.entries_since(mark + shared).to_vec();
+                path.extend(own.iter().cloned());
                 v.ledger.merged += 1;
-                leaves.borrow_mut().push(Leaf { conds, facts, derived, axioms, value });
+                leaves.borrow_mut().push(JoinLeaf { shared, parted, own, value });
             });
+            v.dec.unwatch(slot);
         });
         leaves.into_inner()
     }

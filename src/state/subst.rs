@@ -154,12 +154,38 @@ fn reintern(t: &Term, memo: &mut TermMap<u64, Term>) -> Term {
     r
 }
 
+/// A new name for a bound variable, unique in the process (`i@1'7`).
+fn fresh_bound(name: &str) -> String {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let base = name.split('\'').next().unwrap_or(name);
+    format!("{base}'{n}")
+}
+
 fn subst(t: &Term, map: &TermMap<Term, Term>, memo: &mut TermMap<u64, Term>) -> Term {
     if let Some(r) = memo.get(&t.id()) {
         return r.clone();
     }
     let r = if let Op::Var(..) = t.op() {
         map.get(t).cloned().unwrap_or_else(|| t.clone())
+    } else if let Op::Quant(b) = t.op() {
+        // Capture-avoiding: when substitution changes a quantifier, its bound
+        // variables get new names first (a value put in may hold a symbol of the same
+        // name: a definition's bound `i@1` and a caller's local `i@1`).
+        let args: Vec<Term> = t.args().iter().map(|a| subst(a, map, memo)).collect();
+        if args.iter().zip(t.args()).all(|(a, b)| a == b) {
+            t.clone()
+        } else {
+            let mut inner = map.clone();
+            for v in &t.args()[..b.nvars as usize] {
+                if let Op::Var(name, sort) = v.op() {
+                    inner.insert(v.clone(), Term::var(&fresh_bound(name), *sort));
+                }
+            }
+            let mut memo2 = TermMap::default();
+            let args: Vec<Term> = t.args().iter().map(|a| subst(a, &inner, &mut memo2)).collect();
+            Term::rebuild(t.op(), t.sort(), args)
+        }
     } else if t.args().is_empty() {
         t.clone()
     } else {

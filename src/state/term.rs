@@ -617,6 +617,24 @@ impl Term {
         }
         mk(Op::Or, Sort::Bool, vec![a, b])
     }
+    /// The disjunction of `ts` (flat, in order; for many disjuncts, unlike repeated
+    /// `or`).
+    pub fn or_all(ts: Vec<Term>) -> Term {
+        let mut out = Vec::with_capacity(ts.len());
+        for t in ts {
+            if t.is_true() {
+                return Term::tt();
+            }
+            if !t.is_false() {
+                out.push(t);
+            }
+        }
+        match out.len() {
+            0 => Term::ff(),
+            1 => out.pop().unwrap_or_else(Term::ff),
+            _ => mk(Op::Or, Sort::Bool, out),
+        }
+    }
     pub fn implies(a: Term, b: Term) -> Term {
         if a.is_false() || b.is_true() || a == b {
             return Term::tt();

@@ -170,6 +170,8 @@ pub fn verify_member_with(
         ledger: v.ledger,
         chunks_max: v.chunks_max,
         merges: v.merges,
+        axioms: v.axiom_instances,
+        axioms_to_z3: v.dec.counters.axioms_to_z3,
         exec_depth_max: v.exec_depth_max,
         z3_ms: v.dec.counters.z3_time.as_secs_f64() * 1000.0,
         total_ms: time_ms,

@@ -168,6 +168,10 @@ pub struct Stats {
     pub chunks_max: u64,
     /// `if` statements whose branch states merged into one.
     pub merges: u64,
+    /// Axiom instances of pure methods assumed on the member's paths, and how many
+    /// of them the solver was given (lazily: only when a check needed them).
+    pub axioms: u64,
+    pub axioms_to_z3: u64,
     /// The deepest nesting of statement rules on the Rust stack (not shown, not
     /// cached: a test's measure that straight-line code runs flat).
     #[serde(skip)]
