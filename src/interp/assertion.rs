@@ -107,7 +107,7 @@ impl<'p> Interp<'p> {
             }
             ExprKind::Acc(f) => {
                 let ExprKind::Field { recv, field, class } = &f.kind else {
-                    return Err(Stop::OutOfSteps).map_err(at);
+                    return Err(at(Stop::OutOfSteps));
                 };
                 let r = self.eval(cx, recv).map_err(at)?;
                 let loc = self.field_loc(&r, *class, &field.name, a).map_err(at)?;
