@@ -120,6 +120,9 @@ impl MemberCx<'_> {
     pub fn expect(&mut self, e: &mut Expr, place: Place, perm: Perm, want: &Type) -> bool {
         let t = self.expr(e, place, perm);
         if converts(self.env, &t, want) {
+            if *want == Type::Perm && t == Type::Int {
+                promote(e);
+            }
             true
         } else {
             self.error(
@@ -219,6 +222,16 @@ impl MemberCx<'_> {
                     }
                 }
             }
+            ExprKind::Call { recv: CallRecv::Implicit, name, args, .. }
+                if name.name == "perm"
+                    && args.len() == 1
+                    && self.env.member(self.class, "perm").is_none() =>
+            {
+                // `perm(loc)` (a contextual keyword, LANGUAGE.md section 11).
+                let loc = args.pop().unwrap_or_else(|| Expr::new(ExprKind::Null, span));
+                e.kind = ExprKind::PermOf(Box::new(loc));
+                self.perm_of(e, place)
+            }
             ExprKind::Call { .. } => self.call_kind(e, place, perm, Role::Expr),
             ExprKind::Unary { op, e: inner } => match op {
                 UnOp::Not => {
@@ -226,8 +239,19 @@ impl MemberCx<'_> {
                     Type::Bool
                 }
                 UnOp::Neg => {
-                    self.expect(inner, place, Perm::No("under `-`"), &Type::Int);
-                    Type::Int
+                    let t = self.expr(inner, place, Perm::No("under `-`"));
+                    match t {
+                        Type::Perm => Type::Perm,
+                        Type::Int | Type::Unknown => t,
+                        t => {
+                            self.error(
+                                format!("expected `int` or `perm`, found `{t}`"),
+                                inner.span,
+                                format!("this has type `{t}`"),
+                            );
+                            Type::Unknown
+                        }
+                    }
                 }
             },
             ExprKind::Binary { op: BinOp::Add, .. } | ExprKind::SeqConcat(..) => self.add(e, place),
@@ -267,6 +291,14 @@ impl MemberCx<'_> {
                 self.expect(c, place, Perm::No("in a `?:` condition"), &Type::Bool);
                 let ta = self.expr(a, place, perm);
                 let tb = self.expr(b, place, perm);
+                if ta == Type::Perm || tb == Type::Perm {
+                    let ok = |t: &Type| matches!(t, Type::Int | Type::Perm | Type::Unknown);
+                    if ok(&ta) && ok(&tb) {
+                        promote(a);
+                        promote(b);
+                        return Type::Perm;
+                    }
+                }
                 join(self.env, &ta, &tb).unwrap_or_else(|| {
                     self.error(
                         format!("the branches of `?:` have different types `{ta}` and `{tb}`"),
@@ -290,12 +322,26 @@ impl MemberCx<'_> {
                 }
                 self.expr(inner, place, Perm::No("inside `old`"))
             }
-            ExprKind::Acc(_) => {
+            ExprKind::Acc(arg) => {
+                if matches!(arg.kind, ExprKind::Call { .. }) {
+                    // `acc(e.q(..))` is the instance `e.q(..)` (LANGUAGE.md section 11).
+                    let call = std::mem::replace(&mut **arg, Expr::new(ExprKind::Null, span));
+                    *e = call;
+                    return self.call_kind(e, place, perm, Role::Expr);
+                }
                 if self.permission_misplaced("`acc`", span, place, perm) {
                     return Type::Unknown;
                 }
                 self.acc(e, place)
             }
+            ExprKind::Frac { .. } => {
+                if self.permission_misplaced("`acc`", span, place, perm) {
+                    return Type::Unknown;
+                }
+                self.frac(e, place, perm)
+            }
+            ExprKind::Write | ExprKind::NoPerm => Type::Perm,
+            ExprKind::PermOf(_) => self.perm_of(e, place),
             ExprKind::AccArray(arr) => {
                 if self.permission_misplaced("`acc`", span, place, perm) {
                     return Type::Unknown;
@@ -331,7 +377,7 @@ impl MemberCx<'_> {
                 Type::Bool
             }
             ExprKind::Opening { pred, body } => {
-                self.call(pred, place, Perm::Yes, Role::Predicate("`opening`"));
+                self.ghost_instance(pred, place, "`opening`");
                 self.expr(body, place, Perm::No("inside `opening`"))
             }
             ExprKind::Using { call, body } => {
@@ -345,6 +391,7 @@ impl MemberCx<'_> {
     /// (LANGUAGE.md section 14: then both are, of one type); rewritten into
     /// `SeqConcat`.
     fn add(&mut self, e: &mut Expr, place: Place) -> Type {
+        let is_binary = matches!(e.kind, ExprKind::Binary { .. });
         let (l, r) = match &mut e.kind {
             ExprKind::Binary { l, r, .. } | ExprKind::SeqConcat(l, r) => (l, r),
             _ => unreachable!("add() on another expression"),
@@ -353,6 +400,13 @@ impl MemberCx<'_> {
         let tl = self.expr(l, place, why);
         let tr = self.expr(r, place, why);
         let seq = matches!(tl, Type::Seq(_)) || matches!(tr, Type::Seq(_));
+        let num = |t: &Type| matches!(t, Type::Int | Type::Perm | Type::Unknown);
+        if !seq && (tl == Type::Perm || tr == Type::Perm) && num(&tl) && num(&tr) && is_binary {
+            // Amounts (LANGUAGE.md section 11).
+            promote(l);
+            promote(r);
+            return Type::Perm;
+        }
         if !seq {
             let mut ok = true;
             for (t, x) in [(&tl, &**l), (&tr, &**r)] {
@@ -584,7 +638,18 @@ impl MemberCx<'_> {
                 return Type::Unknown;
             }
             // Section 12's shape checks and triggers belong to quantified permissions.
-            return if ok && body_ok { Type::Bool } else { Type::Unknown };
+            if ok && body_ok {
+                if let Err(why) = qp_shape(q) {
+                    self.error(
+                        format!("not a quantified permission of section 12's shape: {why}"),
+                        span,
+                        "quantified permission of another shape",
+                    );
+                    return Type::Unknown;
+                }
+                return Type::Bool;
+            }
+            return Type::Unknown;
         }
         if !(ok && body_ok) {
             return Type::Unknown;
@@ -631,6 +696,17 @@ impl MemberCx<'_> {
             let t = t.clone();
             e.kind = ExprKind::Local(name);
             return t;
+        }
+        // `write` and `none` (contextual keywords: LANGUAGE.md section 11), unless a
+        // field of that name is in scope.
+        if (name == "write" || name == "none")
+            && !self
+                .env
+                .member(self.class, &name)
+                .is_some_and(|(_, _, s)| s.kind == MemberKind::Field)
+        {
+            e.kind = if name == "write" { ExprKind::Write } else { ExprKind::NoPerm };
+            return Type::Perm;
         }
         if let Some((_, _, sig)) = self.env.member(self.class, &name)
             && sig.kind == MemberKind::Field
@@ -736,6 +812,25 @@ impl MemberCx<'_> {
     /// `acc(e.f)` or `acc(f)`.
     fn acc(&mut self, e: &mut Expr, place: Place) -> Type {
         let ExprKind::Acc(arg) = &mut e.kind else { unreachable!() };
+        if let ExprKind::Index { arr, idx } = &mut arg.kind {
+            // One array element (LANGUAGE.md section 12).
+            let at = self.expr(arr, place, Perm::No("inside `acc`"));
+            self.expect(idx, place, Perm::No("as an index"), &Type::Int);
+            let elem = match at {
+                Type::Array(t) => *t,
+                Type::Unknown => Type::Unknown,
+                t => {
+                    self.error(
+                        format!("cannot index a value of type `{t}`"),
+                        arr.span,
+                        "not an array",
+                    );
+                    return Type::Unknown;
+                }
+            };
+            arg.ty = elem;
+            return Type::Bool;
+        }
         if !matches!(arg.kind, ExprKind::Name(_) | ExprKind::Field { .. }) {
             self.error(
                 "`acc` needs a field access `e.f` (or a field name `f`)",
@@ -790,6 +885,10 @@ impl MemberCx<'_> {
                 let why = if op == Eq { "in `==`" } else { "in `!=`" };
                 let tl = self.expr(l, place, Perm::No(why));
                 let tr = self.expr(r, place, Perm::No(why));
+                if tl == Type::Perm || tr == Type::Perm {
+                    promote(l);
+                    promote(r);
+                }
                 if !comparable(self.env, &tl, &tr) {
                     self.error(
                         format!("cannot compare `{tl}` with `{tr}`"),
@@ -800,19 +899,178 @@ impl MemberCx<'_> {
                 }
                 Type::Bool
             }
-            Lt | Le | Gt | Ge => {
-                let why = "in a comparison";
-                let ok = self.expect(l, place, Perm::No(why), &Type::Int)
-                    & self.expect(r, place, Perm::No(why), &Type::Int);
-                if ok { Type::Bool } else { Type::Unknown }
+            Lt | Le | Gt | Ge => match self.numeric(l, r, place, "in a comparison", op) {
+                Some(_) => Type::Bool,
+                None => Type::Unknown,
+            },
+            Add | Sub | Mul | Div | Mod => match self.numeric(l, r, place, "in arithmetic", op) {
+                Some(t) => t,
+                None => Type::Unknown,
+            },
+        }
+    }
+
+    /// The operands of an arithmetic operator or a comparison: both `int`, or (LANGUAGE.md
+    /// section 11) at least one `perm` and the other `int` or `perm`, both then read as
+    /// amounts (`/` exact). `None` after an error.
+    fn numeric(
+        &mut self,
+        l: &mut Expr,
+        r: &mut Expr,
+        place: Place,
+        why: &'static str,
+        op: BinOp,
+    ) -> Option<Type> {
+        let tl = self.expr(l, place, Perm::No(why));
+        let tr = self.expr(r, place, Perm::No(why));
+        let num = |t: &Type| matches!(t, Type::Int | Type::Perm | Type::Unknown);
+        if tl == Type::Perm || tr == Type::Perm {
+            for (t, x) in [(&tl, &*l), (&tr, &*r)] {
+                if !num(t) {
+                    self.error(
+                        format!("expected `int` or `perm`, found `{t}`"),
+                        x.span,
+                        format!("this has type `{t}`"),
+                    );
+                    return None;
+                }
             }
-            Add | Sub | Mul | Div | Mod => {
-                let why = "in arithmetic";
-                let ok = self.expect(l, place, Perm::No(why), &Type::Int)
-                    & self.expect(r, place, Perm::No(why), &Type::Int);
-                if ok { Type::Int } else { Type::Unknown }
+            if op == BinOp::Mod {
+                self.error(
+                    "`%` is not defined on `perm` amounts",
+                    l.span.to(r.span),
+                    "`%` of a `perm`",
+                );
+                return None;
+            }
+            promote(l);
+            promote(r);
+            return Some(Type::Perm);
+        }
+        let mut ok = true;
+        for (t, x) in [(&tl, &*l), (&tr, &*r)] {
+            if !converts(self.env, t, &Type::Int) {
+                self.error(
+                    format!("expected `int`, found `{t}`"),
+                    x.span,
+                    format!("this has type `{t}`"),
+                );
+                ok = false;
             }
         }
+        if !ok {
+            return None;
+        }
+        if tl == Type::Unknown || tr == Type::Unknown {
+            return Some(Type::Unknown);
+        }
+        Some(Type::Int)
+    }
+
+    /// `acc(loc, p)`: the permission at `write`, then the amount (a `perm`; a constant
+    /// one must not be negative, nor above `write` for a field or element).
+    fn frac(&mut self, e: &mut Expr, place: Place, perm: Perm) -> Type {
+        let ExprKind::Frac { acc, amount } = &mut e.kind else { unreachable!() };
+        let t = self.expr(acc, place, perm);
+        let is_pred = matches!(acc.kind, ExprKind::Call { .. });
+        let amount_ok = self.expect(amount, place, Perm::No("as an amount"), &Type::Perm);
+        if amount_ok && t != Type::Unknown {
+            self.constant_amount(amount, !is_pred);
+        }
+        if t == Type::Unknown || !amount_ok { Type::Unknown } else { Type::Bool }
+    }
+
+    /// The checks of a constant amount (LANGUAGE.md section 11).
+    fn constant_amount(&mut self, amount: &Expr, at_most_write: bool) {
+        let Some(r) = const_amount(amount) else { return };
+        if r.is_negative() {
+            self.error(
+                format!("the permission amount `{r}` is negative"),
+                amount.span,
+                "negative amount",
+            );
+        } else if at_most_write && r > crate::state::term::Rat::ONE {
+            self.error(
+                format!(
+                    "the permission amount `{r}` is above `write`: a field or array element is never held at more than `write`"
+                ),
+                amount.span,
+                "amount above `write`",
+            );
+        }
+    }
+
+    /// `perm(loc)`: only in method contracts, invariants, `assert` and `join`.
+    fn perm_of(&mut self, e: &mut Expr, place: Place) -> Type {
+        let span = e.span;
+        let ExprKind::PermOf(loc) = &mut e.kind else { unreachable!() };
+        if !matches!(
+            place,
+            Place::Pre | Place::Post | Place::Invariant | Place::Assert | Place::Join
+        ) {
+            self.error(
+                format!(
+                    "`perm(..)` can only be used in method contracts, loop invariants, `assert` and `join`, not in {}: code cannot test permissions",
+                    place.describe()
+                ),
+                span,
+                "`perm` not allowed here",
+            );
+            return Type::Unknown;
+        }
+        match &mut loc.kind {
+            ExprKind::Call { .. } => {
+                self.call(loc, place, Perm::Yes, Role::Predicate("`perm`"));
+            }
+            ExprKind::Index { .. } => {
+                self.expr(loc, place, Perm::No("inside `perm`"));
+            }
+            ExprKind::Name(_) | ExprKind::Field { .. } => {
+                self.expr(loc, place, Perm::No("inside `perm`"));
+                if !matches!(loc.kind, ExprKind::Field { .. }) && loc.ty != Type::Unknown {
+                    self.error(
+                        "`perm` needs a field `e.f`, an element `a[i]` or a predicate instance",
+                        loc.span,
+                        "not a location",
+                    );
+                    return Type::Unknown;
+                }
+            }
+            _ => {
+                self.error(
+                    "`perm` needs a field `e.f`, an element `a[i]` or a predicate instance",
+                    loc.span,
+                    "not a location",
+                );
+                return Type::Unknown;
+            }
+        }
+        Type::Perm
+    }
+
+    /// The instance of `open`, `close` or `opening`: `e.q(..)`, or `acc(e.q(..), p)`.
+    pub fn ghost_instance(&mut self, e: &mut Expr, place: Place, what: &'static str) {
+        if let ExprKind::Frac { acc, amount } = &mut e.kind {
+            if let ExprKind::Acc(inner) = &mut acc.kind
+                && matches!(inner.kind, ExprKind::Call { .. })
+            {
+                let call = std::mem::replace(&mut **inner, Expr::new(ExprKind::Null, acc.span));
+                **acc = call;
+            }
+            self.call(acc, place, Perm::Yes, Role::Predicate(what));
+            if self.expect(amount, place, Perm::No("as an amount"), &Type::Perm) {
+                self.constant_amount(amount, false);
+            }
+            e.ty = Type::Bool;
+            return;
+        }
+        if let ExprKind::Acc(inner) = &mut e.kind
+            && matches!(inner.kind, ExprKind::Call { .. })
+        {
+            let call = std::mem::replace(&mut **inner, Expr::new(ExprKind::Null, e.span));
+            *e = call;
+        }
+        self.call(e, place, Perm::Yes, Role::Predicate(what));
     }
 
     /// Check a call; `role` says what the call must be where it stands.
@@ -1119,4 +1377,134 @@ impl Scopes {
         let &(k, i) = self.index.get(name)?.last()?;
         self.scopes.get(k)?.get(i)
     }
+}
+
+/// Read an `int`-typed expression as an amount (LANGUAGE.md section 11): its arithmetic
+/// becomes amount arithmetic (`/` exact), down to the leaves, which convert (`k` is
+/// `k/1`). A `%` stays integer arithmetic, converted as a whole.
+pub(super) fn promote(e: &mut Expr) {
+    if e.ty != Type::Int {
+        return;
+    }
+    e.ty = Type::Perm;
+    match &mut e.kind {
+        ExprKind::Binary { op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div, l, r } => {
+            promote(l);
+            promote(r);
+        }
+        ExprKind::Unary { op: UnOp::Neg, e: x } => promote(x),
+        ExprKind::Cond { a, b, .. } => {
+            promote(a);
+            promote(b);
+        }
+        _ => {}
+    }
+}
+
+/// The value of a constant amount: literals, `write`, `none` and the operators on them
+/// (`/` exact where the checker typed it `perm`, Java's elsewhere).
+pub fn const_amount(e: &Expr) -> Option<crate::state::term::Rat> {
+    use crate::state::term::Rat;
+    match &e.kind {
+        ExprKind::Int(n) => Some(Rat::new(*n, 1)),
+        ExprKind::Write => Some(Rat::ONE),
+        ExprKind::NoPerm => Some(Rat::ZERO),
+        ExprKind::Unary { op: UnOp::Neg, e: x } => Rat::ZERO.checked_sub(const_amount(x)?),
+        ExprKind::Binary { op, l, r } => {
+            let (a, b) = (const_amount(l)?, const_amount(r)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div if e.ty == Type::Perm => a.checked_div(b),
+                BinOp::Div | BinOp::Mod if a.d == 1 && b.d == 1 && b.n != 0 => {
+                    let q = if *op == BinOp::Div {
+                        a.n.checked_div(b.n)?
+                    } else {
+                        a.n.checked_rem(b.n)?
+                    };
+                    Some(Rat::new(q, 1))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Does `e` mention the local `x`?
+fn mentions(e: &Expr, x: &str) -> bool {
+    e.any(&mut |y| matches!(&y.kind, ExprKind::Local(n) if n == x))
+}
+
+/// Section 12's shape of a quantified permission: `forall int i :: c ==> acc(a[i], p)`
+/// with one bound variable, `a` and `p` free of `i`, the index `i` itself, `i` in `c`
+/// only outside heap reads and pure calls, and a written trigger only `{ a[i] }`.
+fn qp_shape(q: &Quant) -> Result<(), String> {
+    let [b] = q.vars.as_slice() else {
+        return Err("it must bind exactly one `int` variable".into());
+    };
+    let i = b.name.name.as_str();
+    let ExprKind::Binary { op: BinOp::Implies, l: cond, r: body } = &q.body.kind else {
+        return Err("the body must be `condition ==> acc(a[i], p)`".into());
+    };
+    let (acc, amount) = match &body.kind {
+        ExprKind::Frac { acc, amount } => (&**acc, Some(&**amount)),
+        _ => (&**body, None),
+    };
+    let ExprKind::Acc(loc) = &acc.kind else {
+        return Err("the body after `==>` must be exactly one `acc(a[i], p)`".into());
+    };
+    let ExprKind::Index { arr, idx } = &loc.kind else {
+        return Err(
+            "the permission must be to array elements `a[i]` (quantified permissions to fields or predicates are out of scope)"
+                .into(),
+        );
+    };
+    if !matches!(&idx.kind, ExprKind::Local(n) if n == i) {
+        return Err(format!(
+            "the index must be the bound variable `{i}` itself (write `forall int j :: .. ==> acc(a[j])` with the condition shifted instead)"
+        ));
+    }
+    if mentions(arr, i) {
+        return Err(format!("the array must not depend on `{i}`"));
+    }
+    if amount.is_some_and(|p| mentions(p, i)) {
+        return Err(format!("the amount must not depend on `{i}`"));
+    }
+    let heap_read_with_i = cond.any(&mut |x| {
+        matches!(
+            x.kind,
+            ExprKind::Field { .. }
+                | ExprKind::Index { .. }
+                | ExprKind::Call { .. }
+                | ExprKind::Old(_)
+                | ExprKind::Opening { .. }
+                | ExprKind::Using { .. }
+                | ExprKind::SeqIndex { .. }
+        ) && mentions(x, i)
+    });
+    if heap_read_with_i {
+        return Err(format!(
+            "in the condition, `{i}` may occur only outside heap reads and pure calls"
+        ));
+    }
+    if cond.any(&mut |x| matches!(x.kind, ExprKind::Quant(_))) {
+        return Err("the condition must not hold a quantifier".into());
+    }
+    if !q.inferred {
+        let arr_key = super::trigger::fingerprint(arr);
+        let ok = match q.triggers.as_slice() {
+            [] => true,
+            [g] => matches!(g.terms.as_slice(), [t] if matches!(&t.kind,
+                ExprKind::Index { arr: ta, idx: ti }
+                    if super::trigger::fingerprint(ta) == arr_key
+                        && matches!(&ti.kind, ExprKind::Local(n) if n == i))),
+            _ => false,
+        };
+        if !ok {
+            return Err(format!("a written trigger must be `{{ a[{i}] }}` for the array `a`"));
+        }
+    }
+    Ok(())
 }

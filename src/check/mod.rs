@@ -209,6 +209,8 @@ fn check_type(env: &Env, t: &Type, span: Span, errors: &mut Vec<InputError>) {
             span,
             "no class of this name",
         ));
+    } else if perm_elements(t) {
+        errors.push(perm_elements_error(span));
     } else if let Some(why) = types::malformed(t) {
         errors.push(InputError::type_error(why, span, "not a legal type"));
     }
@@ -226,6 +228,22 @@ fn no_sequence(t: &Type, what: &str, span: Span, errors: &mut Vec<InputError>) {
             "sequence type not allowed here",
         ));
     }
+}
+
+/// An array of `perm`s (LANGUAGE.md section 11: out of scope)?
+pub(crate) fn perm_elements(t: &Type) -> bool {
+    match t {
+        Type::Array(e) => matches!(**e, Type::Perm) || perm_elements(e),
+        _ => false,
+    }
+}
+
+pub(crate) fn perm_elements_error(span: Span) -> InputError {
+    InputError::type_error(
+        "`perm` values cannot be stored in fields or array elements (only in locals, parameters and results)",
+        span,
+        "`perm` element",
+    )
 }
 
 /// Class names, member names, constructors and declared types.
@@ -324,6 +342,9 @@ fn member_declaration(env: &Env, class: &str, m: &Member, errors: &mut Vec<Input
                 "second `decreases`",
             ));
         }
+    }
+    if m.kind == MemberKind::Field && m.ty == Type::Perm {
+        errors.push(perm_elements_error(type_span(&m.ty, m.span.start, m.name.span)));
     }
     let mut params: HashMap<&str, Span> = HashMap::new();
     for p in &m.params {

@@ -107,7 +107,10 @@ impl MemberCx<'_> {
         match &mut s.kind {
             StmtKind::Local { ty, name, init } => {
                 let ty_span = super::type_span(ty, span.start, name.span);
-                let ty = if !self.env.type_exists(ty) {
+                let ty = if super::perm_elements(ty) {
+                    self.errors.push(super::perm_elements_error(ty_span));
+                    Type::Unknown
+                } else if !self.env.type_exists(ty) {
                     self.error(format!("unknown type `{ty}`"), ty_span, "no class of this name");
                     Type::Unknown
                 } else if let Some(why) = super::types::malformed(ty) {
@@ -145,10 +148,10 @@ impl MemberCx<'_> {
             StmtKind::Assert(e) => self.assertion(e, Place::Assert),
             StmtKind::Join(e) => self.assertion(e, Place::Join),
             StmtKind::Open(e) => {
-                self.call(e, Place::Code, IN_CODE, Role::Predicate("`open`"));
+                self.ghost_instance(e, Place::Code, "`open`");
             }
             StmtKind::Close(e) => {
-                self.call(e, Place::Code, IN_CODE, Role::Predicate("`close`"));
+                self.ghost_instance(e, Place::Code, "`close`");
             }
             StmtKind::Use(e) => {
                 self.call(e, Place::Code, IN_CODE, Role::Pure("`use`"));
@@ -227,10 +230,23 @@ impl MemberCx<'_> {
                 }
                 t
             }
-            Rhs::Expr(e) => self.expr(e, Place::Code, IN_CODE),
+            Rhs::Expr(e) => {
+                let t = self.expr(e, Place::Code, IN_CODE);
+                if *want == Type::Perm && t == Type::Int {
+                    // `perm q = 1/2;`: exact division (LANGUAGE.md section 11).
+                    super::expr::promote(e);
+                    Type::Perm
+                } else {
+                    t
+                }
+            }
             Rhs::New { class, args, .. } => self.new_object(class, args),
             Rhs::NewArray { elem, len, .. } => {
                 self.expect(len, Place::Code, IN_CODE, &Type::Int);
+                if *elem == Type::Perm || super::perm_elements(elem) {
+                    self.errors.push(super::perm_elements_error(span));
+                    return;
+                }
                 let arr = Type::Array(Box::new(elem.clone()));
                 if let Some(why) = super::types::malformed(&arr) {
                     self.error(why, span, "not a legal type");

@@ -100,6 +100,10 @@ fn print(e: &Expr, out: &mut String) {
         ExprKind::Acc(_) => "acc".into(),
         ExprKind::AccArray(_) => "acc[*]".into(),
         ExprKind::Untouched(_) => "untouched".into(),
+        ExprKind::Frac { .. } => "acc/p".into(),
+        ExprKind::Write => "write".into(),
+        ExprKind::NoPerm => "none".into(),
+        ExprKind::PermOf(_) => "perm".into(),
         ExprKind::Opening { .. } => "opening".into(),
         ExprKind::Using { .. } => "using".into(),
         ExprKind::Quant(q) => {

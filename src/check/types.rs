@@ -54,6 +54,7 @@ fn is_ref(t: &Type) -> bool {
 /// Can a value of type `from` be stored where `to` is expected?
 pub fn converts(h: &dyn Hierarchy, from: &Type, to: &Type) -> bool {
     from == to
+        || matches!((from, to), (Type::Int, Type::Perm))
         || matches!(from, Type::Unknown)
         || matches!(to, Type::Unknown)
         || (matches!(from, Type::Null) && matches!(to, Type::Class(_) | Type::Array(_)))

@@ -51,6 +51,8 @@ fn wrap_variant(s: Sort) -> usize {
         Sort::Arr(Elem::Bool) => 6,
         Sort::Arr(Elem::Ref) => 7,
         Sort::Snap => 1,
+        // No snapshot holds an amount (no `perm` fields or elements): never reached.
+        Sort::Perm => 2,
         // Sequences are wrapped by uninterpreted functions (`Backend::seq_wrap`).
         Sort::Seq(..) => 1,
     }
@@ -244,6 +246,8 @@ impl Backend {
             Sort::Bool => self.boolean,
             Sort::Ref => self.ref_sort,
             Sort::Snap => self.snap,
+            // SAFETY: a sort of this context (Z3 shares it between calls).
+            Sort::Perm => ok(unsafe { Z3_mk_real_sort(self.ctx) }, "Real"),
             Sort::Arr(e) => {
                 let elem = self.sort(Sort::of_elem(e));
                 // SAFETY: sorts of this context.
@@ -709,7 +713,17 @@ impl Backend {
         match t.op() {
             Op::Quant(b) => {
                 let forall = b.forall;
-                return ok(self.quantifier(t, forall), &format!("a quantifier {t}"));
+                if let Some(q) = self.quantifier(t, forall) {
+                    return q;
+                }
+                if std::env::var_os("IDF_DEBUG_QUANT").is_some() {
+                    eprintln!("Z3 rejected the quantifier {t}");
+                }
+                // Patterns Z3 rejects (an `ite` or a connective inside): the quantifier
+                // without them, which only weakens what an assumed one gives.
+                let (vars, _, body) = t.quant_parts();
+                let bare = Term::quant(forall, vars.to_vec(), vec![], body.clone());
+                return ok(self.quantifier(&bare, forall), "a quantifier");
             }
             Op::Wrap(s @ Sort::Seq(..)) => {
                 let f = self.seq_wrap(*s, true);
@@ -736,6 +750,12 @@ impl Backend {
                     let s = CString::new(n.as_bytes()).unwrap_or_default();
                     Z3_mk_numeral(c, s.as_ptr(), self.int)
                 }
+                Op::Rat(n, d) => {
+                    let s = CString::new(format!("{n}/{d}")).unwrap_or_default();
+                    Z3_mk_numeral(c, s.as_ptr(), self.sort(Sort::Perm))
+                }
+                Op::ToPerm => Z3_mk_int2real(c, a[0]),
+                Op::PDiv => Z3_mk_div(c, a[0], a[1]),
                 Op::Bool(true) => Z3_mk_true(c),
                 Op::Bool(false) => Z3_mk_false(c),
                 Op::Class(i, _) => Z3_mk_int64(c, *i as i64, self.int),

@@ -30,7 +30,12 @@ impl<'p> Interp<'p> {
             ExprKind::Binary { op: BinOp::And, l, r } => self.impure(l) || self.impure(r),
             ExprKind::Binary { op: BinOp::Implies, r, .. } => self.impure(r),
             ExprKind::Cond { a, b, .. } => self.impure(a) || self.impure(b),
-            ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Untouched(_) => true,
+            ExprKind::Acc(_)
+            | ExprKind::AccArray(_)
+            | ExprKind::Untouched(_)
+            | ExprKind::Frac { .. } => true,
+            // Quantified permissions (section 12) are not interpreted yet: no verdict.
+            ExprKind::Quant(q) => q.permission,
             ExprKind::Call { target: Some(t), .. } => {
                 self.member(*t).is_some_and(|m| m.kind == MemberKind::Predicate)
             }
@@ -102,7 +107,7 @@ impl<'p> Interp<'p> {
             }
             ExprKind::Acc(f) => {
                 let ExprKind::Field { recv, field, class } = &f.kind else {
-                    return raw("internal.error", a.span, "acc of a non-field").map_err(at);
+                    return Err(at(Stop::OutOfSteps));
                 };
                 let r = self.eval(cx, recv).map_err(at)?;
                 let loc = self.field_loc(&r, *class, &field.name, a).map_err(at)?;
@@ -135,6 +140,8 @@ impl<'p> Interp<'p> {
                 }
                 Ok(())
             }
+            // Amounts and segments (sections 11, 12) are not interpreted yet: no verdict.
+            ExprKind::Quant(_) | ExprKind::Frac { .. } => Err(Stop::OutOfSteps),
             _ => raw("internal.error", a.span, "an assertion that cannot be consumed").map_err(at),
         }
     }
@@ -343,7 +350,7 @@ impl<'p> Interp<'p> {
             }
             ExprKind::Acc(f) => {
                 let ExprKind::Field { recv, field, class } = &f.kind else {
-                    return raw("internal.error", a.span, "acc of a non-field");
+                    return Err(Stop::OutOfSteps);
                 };
                 let r = self.eval_in(heap, recv, target, outer, locals)?;
                 let Value::Ref(_) = r else { return Err(Stop::Rejected("acc of null".into())) };
@@ -385,6 +392,7 @@ impl<'p> Interp<'p> {
             }
             // `untouched` stands only in postconditions, which are never produced here.
             ExprKind::Untouched(_) => Ok(()),
+            ExprKind::Quant(_) | ExprKind::Frac { .. } => Err(Stop::OutOfSteps),
             _ => raw("internal.error", a.span, "an assertion that cannot be produced"),
         }
     }

@@ -34,6 +34,10 @@ fn int_of(v: Value) -> BigInt {
 impl<'p> Interp<'p> {
     pub fn eval(&self, cx: &Cx<'_>, e: &'p Expr) -> R<Value> {
         self.tick()?;
+        if e.ty == crate::syntax::ast::Type::Perm {
+            // Amounts (LANGUAGE.md section 11) are not interpreted yet: no verdict.
+            return Err(Stop::OutOfSteps);
+        }
         let _g = self.enter()?;
         grow(|| self.eval_kind(cx, e))
     }
@@ -141,6 +145,11 @@ impl<'p> Interp<'p> {
             }
             ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Untouched(_) => {
                 raw("internal.error", e.span, "a permission in an expression")
+            }
+            // Fractional permissions (LANGUAGE.md section 11) are not interpreted yet:
+            // no verdict, never a wrong one.
+            ExprKind::Frac { .. } | ExprKind::Write | ExprKind::NoPerm | ExprKind::PermOf(_) => {
+                Err(Stop::OutOfSteps)
             }
         }
     }

@@ -5,6 +5,7 @@
 //! Failures inside a consumed assertion are reported with the assertion's id (the
 //! current `Mode::Consume`), at the failing conjunct, which this module tracks.
 
+use crate::rules::amount::Take;
 use crate::rules::eval::Lookup;
 use crate::rules::{Mode, Q, Verifier};
 use crate::state::State;
@@ -94,7 +95,24 @@ impl<'p> Verifier<'p> {
         // failure names the conjunct that failed.
         if !self.impure(a) && !matches!(a.kind, ExprKind::Binary { op: BinOp::And, .. }) {
             self.set_conjunct(a);
-            return self.eval(s, a, &|v, s, t| {
+            // `perm(..)` reads what is left (LANGUAGE.md section 11).
+            let outer_view = self.perm_view.replace(h2.clone());
+            self.eval(s, a, &|v, s, t| {
+                let inner_view = std::mem::replace(&mut v.perm_view, outer_view.clone());
+                v.consume_pure_conjunct(s, h2.clone(), a, t, q);
+                v.perm_view = inner_view;
+            });
+            self.perm_view = outer_view;
+            return;
+        }
+        self.consume_impure(s, h2, a, q)
+    }
+
+    /// A pure conjunct `a`, evaluated to `t`: prove it.
+    fn consume_pure_conjunct(&mut self, s: State, h2: Heap, a: &'p Expr, t: Term, q: QC<'_, 'p>) {
+        {
+            let v = self;
+            {
                 let frozen = v.conjunct_frozen;
                 if !v.check(&s, &t, a.span, "assertion.false", || {
                     if frozen {
@@ -107,9 +125,12 @@ impl<'p> Verifier<'p> {
                 }) {
                     return;
                 }
-                q(v, s, h2.clone(), Term::unit())
-            });
+                q(v, s, h2, Term::unit())
+            }
         }
+    }
+
+    fn consume_impure(&mut self, s: State, h2: Heap, a: &'p Expr, q: QC<'_, 'p>) {
         match &a.kind {
             ExprKind::Binary { op: BinOp::And, l, r } => {
                 let (il, ir) = (self.impure(l), self.impure(r));
@@ -137,43 +158,39 @@ impl<'p> Verifier<'p> {
                     v.consume(s, h2.clone(), y, q)
                 })
             }),
-            ExprKind::Acc(f) => {
-                let ExprKind::Field { recv, field, class } = &f.kind else {
-                    return self.internal(&s, a.span, "acc of a non-field");
-                };
-                let name = self.info.field(class.unwrap_or(0), &field.name);
-                self.eval(s, recv, &|v, s, t| {
-                    v.set_conjunct(a);
-                    v.consume_field(s, h2.clone(), t, name.clone(), a, 0, q)
+            ExprKind::Frac { acc, amount } => {
+                self.set_conjunct(a);
+                self.eval(s, amount, &|v, s, t| {
+                    let pi = Term::mul(v.scale.clone(), Term::to_perm(t));
+                    if !v.check_nonneg(&s, &pi, a) {
+                        return;
+                    }
+                    v.consume_loc(s, h2.clone(), acc, a, pi, q)
                 })
             }
-            ExprKind::AccArray(arr) => self.eval(s, arr, &|v, s, t| {
-                v.set_conjunct(a);
-                let mut h2 = h2.clone();
-                match v.lookup(&h2, &ChunkKind::Array, Some(&t), &[]) {
-                    Lookup::Found(i) => {
-                        let c = h2.remove(&i);
-
-                        q(v, s, h2, Term::wrap(c.value))
-                    }
-                    Lookup::Unknown => v.fail_unknown(&s, a.span),
-                    Lookup::NotFound => {
-                        let what = v.missing_field_message(&s, a, &ChunkKind::Array, &t);
-                        v.fail(&s, a.span, "insufficient.permission", what)
-                    }
-                }
-            }),
-            ExprKind::Call { recv, args, target: Some(p), .. } => {
-                let p = *p;
-                let recv_expr = match recv {
-                    CallRecv::Expr(r) => Some(&**r),
-                    _ => None,
-                };
+            ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Call { .. } => {
+                let pi = self.scale.clone();
+                self.consume_loc(s, h2, a, a, pi, q)
+            }
+            ExprKind::Quant(qn) => {
                 self.set_conjunct(a);
-                self.eval_opt(s, recv_expr, &|v, s, t0| {
-                    v.eval_list(s, args, &|v, s, targs| {
-                        v.set_conjunct(a);
-                        v.consume_pred(s, h2.clone(), p, t0.clone(), targs, a, q)
+                let Some(parts) = crate::rules::segment::qp_parts(qn) else {
+                    return self.internal(&s, a.span, "a quantified permission of another shape");
+                };
+                let (arr, amount) = (parts.arr, parts.amount);
+                let elem = crate::state::term::Sort::Arr(crate::rules::elem_of(&arr.ty));
+                self.eval(s, arr, &|v, s, ta| {
+                    v.eval_amount(s, amount, a, &|v, s, pi| {
+                        let ta = ta.clone();
+                        let h2 = h2.clone();
+                        let parts = crate::rules::segment::qp_parts(qn).expect("checked shape");
+                        v.qp_cond(s, &parts, &|v, s, c| {
+                            if !v.qp_wellformed(&s, &ta, &c, a) {
+                                return;
+                            }
+                            v.set_conjunct(a);
+                            v.consume_segment(s, h2.clone(), ta.clone(), c, elem, pi.clone(), a, q)
+                        })
                     })
                 })
             }
@@ -198,6 +215,143 @@ impl<'p> Verifier<'p> {
         }
     }
 
+    /// Consume the permission `loc` (`acc(e.f)`, `acc(a[*])`, a predicate instance) at
+    /// amount `pi` (already scaled); failures are reported at `a`.
+    fn consume_loc(
+        &mut self,
+        s: State,
+        h2: Heap,
+        loc: &'p Expr,
+        a: &'p Expr,
+        pi: Term,
+        q: QC<'_, 'p>,
+    ) {
+        match &loc.kind {
+            ExprKind::Acc(f) => {
+                if let ExprKind::Index { arr, idx } = &f.kind {
+                    // One element: the segment `i == e` (LANGUAGE.md section 12).
+                    let elem = crate::state::term::Sort::Arr(crate::rules::elem_of(&arr.ty));
+                    return self.eval(s, arr, &|v, s, ta| {
+                        let h2 = h2.clone();
+                        let pi = pi.clone();
+                        v.eval(s, idx, &|v, s, te| {
+                            let c = Term::eq(crate::state::chunk::Chunk::index(), te);
+                            if !v.qp_wellformed(&s, &ta, &c, a) {
+                                return;
+                            }
+                            v.set_conjunct(a);
+                            v.consume_segment(s, h2.clone(), ta.clone(), c, elem, pi.clone(), a, q)
+                        })
+                    });
+                }
+                let ExprKind::Field { recv, field, class } = &f.kind else {
+                    return self.internal(&s, a.span, "acc of a non-location");
+                };
+                let name = self.info.field(class.unwrap_or(0), &field.name);
+                self.eval(s, recv, &|v, s, t| {
+                    v.set_conjunct(a);
+                    v.consume_field(s, h2.clone(), t, name.clone(), a, pi.clone(), 0, q)
+                })
+            }
+            ExprKind::AccArray(arr) => self.eval(s, arr, &|v, s, t| {
+                v.set_conjunct(a);
+                let elem = crate::state::term::Sort::Arr(crate::rules::elem_of(&arr.ty));
+                v.consume_array(s, h2.clone(), t, elem, a, pi.clone(), q)
+            }),
+            ExprKind::Call { recv, args, target: Some(p), .. } => {
+                let p = *p;
+                let recv_expr = match recv {
+                    CallRecv::Expr(r) => Some(&**r),
+                    _ => None,
+                };
+                self.set_conjunct(a);
+                self.eval_opt(s, recv_expr, &|v, s, t0| {
+                    v.eval_list(s, args, &|v, s, targs| {
+                        v.set_conjunct(a);
+                        v.consume_pred(s, h2.clone(), p, t0.clone(), targs, a, pi.clone(), q)
+                    })
+                })
+            }
+            _ => self.internal(&s, a.span, "a permission form that cannot be consumed"),
+        }
+    }
+
+    /// Take `pi` of the whole array `t` (`acc(a[*], p)`).
+    #[allow(clippy::too_many_arguments)]
+    fn consume_array(
+        &mut self,
+        s: State,
+        h2: Heap,
+        t: Term,
+        elem: crate::state::term::Sort,
+        a: &'p Expr,
+        pi: Term,
+        q: QC<'_, 'p>,
+    ) {
+        let kind = ChunkKind::Array;
+        if pi.as_rat() == Some(crate::state::term::Rat::ZERO) {
+            return q(self, s, h2, Term::unit());
+        }
+        if crate::rules::segment::has_segments(&h2) {
+            // Whatever pieces cover 0 .. a.length (LANGUAGE.md section 12).
+            let i = crate::state::chunk::Chunk::index();
+            let c = Term::and(Term::le(Term::int(0), i.clone()), Term::lt(i, Term::len(t.clone())));
+            let nn = Term::ne(t.clone(), Term::null());
+            if !self
+                .check(&s, &nn, a.span, "receiver.null", || "the array might be null".to_string())
+            {
+                return;
+            }
+            return self.consume_segment(s, h2, t, c, elem, pi, a, q);
+        }
+        if self.read_mode {
+            return match self.read_location(&s, h2, &kind, Some(&t), &[]) {
+                Ok((h2, value)) => q(self, s, h2, Term::wrap(value)),
+                Err(true) => self.fail_unknown(&s, a.span),
+                Err(false) => {
+                    let what = self.missing_field_message(&s, a, &kind, &t);
+                    self.fail(&s, a.span, "insufficient.permission", what)
+                }
+            };
+        }
+        match self.take(&h2, &kind, Some(&t), &[], &pi) {
+            Take::Done(h2, value) => q(self, s, h2, Term::wrap(value)),
+            Take::Unknown => self.fail_unknown(&s, a.span),
+            Take::Missing(..) => {
+                let what = self.missing_field_message(&s, a, &kind, &t);
+                self.fail(&s, a.span, "insufficient.permission", what)
+            }
+        }
+    }
+
+    /// Read mode (a pure call's precondition): the location's value when it is held
+    /// at a positive amount, in what is left (`h2`, from which its chunk is removed, so
+    /// that what the callee does not read stays: termination rule 2) or in the heap
+    /// before the consume (a location named twice). `Err(true)` when the solver gave up.
+    pub fn read_location(
+        &mut self,
+        s: &State,
+        h2: Heap,
+        kind: &ChunkKind,
+        recv: Option<&Term>,
+        args: &[Term],
+    ) -> Result<(Heap, Term), bool> {
+        match self.lookup_read(&h2, kind, recv, args) {
+            Lookup::Found(i) => {
+                let mut h2 = h2;
+                let c = h2.remove(&i);
+                return Ok((h2, c.value));
+            }
+            Lookup::Unknown => return Err(true),
+            Lookup::NotFound => {}
+        }
+        match self.lookup_read(&s.heap, kind, recv, args) {
+            Lookup::Found(i) => Ok((h2, s.heap.get(&i).value.clone())),
+            Lookup::Unknown => Err(true),
+            Lookup::NotFound => Err(false),
+        }
+    }
+
     /// For `untouched(inner)` (the paper's Figures 6 and 7): the snapshots of `inner`
     /// consumed, without removing anything, from the current heap and from the old one,
     /// each side evaluated in its own heap.
@@ -217,8 +371,8 @@ impl<'p> Verifier<'p> {
         })
     }
 
-    /// Take the chunk for field `name` of `t` from `h2`, opening a predicate that
-    /// provides it when it is missing (inference).
+    /// Take `pi` of field `name` of `t` from `h2`, opening a predicate that provides it
+    /// when it is missing (inference).
     #[allow(clippy::too_many_arguments)]
     fn consume_field(
         &mut self,
@@ -227,44 +381,50 @@ impl<'p> Verifier<'p> {
         t: Term,
         name: std::rc::Rc<str>,
         a: &'p Expr,
+        pi: Term,
         depth: u32,
         q: QC<'_, 'p>,
     ) {
         let kind = ChunkKind::Field(name.clone());
-        match self.lookup(&h2, &kind, Some(&t), &[]) {
-            Lookup::Found(i) => {
-                let mut h2 = h2;
-                let c = h2.remove(&i);
-                q(self, s, h2, Term::wrap(c.value))
+        if pi.as_rat() == Some(crate::state::term::Rat::ZERO) {
+            return q(self, s, h2, Term::unit());
+        }
+        if self.read_mode {
+            match self.read_location(&s, h2.clone(), &kind, Some(&t), &[]) {
+                Ok((h2, value)) => return q(self, s, h2, Term::wrap(value)),
+                Err(true) => return self.fail_unknown(&s, a.span),
+                Err(false) => {}
             }
-            Lookup::Unknown => self.fail_unknown(&s, a.span),
-            Lookup::NotFound => {
-                if self.config.infer
-                    && depth < crate::rules::MAX_OPEN
-                    && let Some((i, bp)) = self.find_provider(&h2, &t, &name)
-                {
-                    {
-                        let s_outer = s.clone();
-                        let tmp = State { heap: h2, old: s.old.clone(), store: s.store.clone() };
-                        return self.open_chunk(tmp, i, bp, &|v, opened, ()| {
-                            v.set_conjunct(a);
-                            v.consume_field(
-                                s_outer.clone(),
-                                opened.heap,
-                                t.clone(),
-                                name.clone(),
-                                a,
-                                depth + 1,
-                                q,
-                            )
-                        });
-                    }
-                }
-                let mut shown = s.clone();
-                shown.heap = h2;
-                let what = self.missing_field_message(&shown, a, &kind, &t);
-                self.fail(&s, a.span, "insufficient.permission", what);
+        } else {
+            match self.take(&h2, &kind, Some(&t), &[], &pi) {
+                Take::Done(h2, value) => return q(self, s, h2, Term::wrap(value)),
+                Take::Unknown => return self.fail_unknown(&s, a.span),
+                Take::Missing(..) => {}
             }
         }
+        if self.config.infer
+            && depth < crate::rules::MAX_OPEN
+            && let Some((i, bp)) = self.find_provider(&h2, &t, &name)
+        {
+            let s_outer = s.clone();
+            let tmp = State { heap: h2, old: s.old.clone(), store: s.store.clone() };
+            return self.open_chunk(tmp, i, bp, &|v, opened, ()| {
+                v.set_conjunct(a);
+                v.consume_field(
+                    s_outer.clone(),
+                    opened.heap,
+                    t.clone(),
+                    name.clone(),
+                    a,
+                    pi.clone(),
+                    depth + 1,
+                    q,
+                )
+            });
+        }
+        let mut shown = s.clone();
+        shown.heap = h2;
+        let what = self.missing_field_message(&shown, a, &kind, &t);
+        self.fail(&s, a.span, "insufficient.permission", what);
     }
 }

@@ -196,6 +196,7 @@ impl<'p> Verifier<'p> {
                 config.counterexample = false;
                 let mut t = Verifier::new(self.prog, self.info, config);
                 t.translating = true;
+                t.no_bounds = true;
                 t.defs = self.defs.clone();
                 t.dec.set_deadline(self.dec.deadline(), self.dec.timed());
                 Box::new(t)

@@ -52,6 +52,10 @@ impl<'p> Verifier<'p> {
                     q(v, s, t)
                 });
             }
+            if e.ty == crate::syntax::ast::Type::Perm {
+                // An `int` read as an amount (LANGUAGE.md section 11).
+                return self.eval_expr(s, e, &|v, s, t| q(v, s, Term::to_perm(t)));
+            }
             self.eval_expr(s, e, q)
         })
     }
@@ -126,7 +130,9 @@ impl<'p> Verifier<'p> {
                             }) {
                                 return;
                             }
-                            if *op == BinOp::Div {
+                            if *op == BinOp::Div && e.ty == crate::syntax::ast::Type::Perm {
+                                Term::pdiv(tl.clone(), tr)
+                            } else if *op == BinOp::Div {
                                 Term::div(tl.clone(), tr)
                             } else {
                                 Term::rem(tl.clone(), tr)
@@ -187,9 +193,13 @@ impl<'p> Verifier<'p> {
             ExprKind::Using { call, body } => {
                 self.eval_pure_call(s, call, true, &|v, s, _| v.eval(s, body, q))
             }
-            ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Untouched(_) => {
-                self.internal(&s, e.span, "a permission in an expression")
-            }
+            ExprKind::Acc(_)
+            | ExprKind::AccArray(_)
+            | ExprKind::Untouched(_)
+            | ExprKind::Frac { .. } => self.internal(&s, e.span, "a permission in an expression"),
+            ExprKind::Write => q(self, s, Term::write()),
+            ExprKind::NoPerm => q(self, s, Term::none()),
+            ExprKind::PermOf(loc) => self.perm_of(s, loc, q),
             ExprKind::Quant(qn) if qn.permission => self.internal(
                 &s,
                 e.span,
@@ -323,7 +333,7 @@ impl<'p> Verifier<'p> {
         q: Q<'_, 'p, Term>,
     ) {
         let kind = ChunkKind::Field(name.clone());
-        match self.lookup(&s.heap, &kind, Some(&t), &[]) {
+        match self.lookup_read(&s.heap, &kind, Some(&t), &[]) {
             Lookup::Found(i) => {
                 let value = s.heap.get(&i).value.clone();
                 q(self, s, value)
@@ -346,6 +356,53 @@ impl<'p> Verifier<'p> {
                 let what = self.missing_field_message(&s, e, &kind, &t);
                 self.fail(&s, e.span, "insufficient.permission", what);
             }
+        }
+    }
+
+    /// `perm(loc)`: the amount held of `loc` in the heap `perm(..)` reads (section 11).
+    fn perm_of(&mut self, s: State, loc: &'p Expr, q: Q<'_, 'p, Term>) {
+        match &loc.kind {
+            ExprKind::Field { recv, field, class } => {
+                let name = self.info.field(class.unwrap_or(0), &field.name);
+                self.eval(s, recv, &|v, s, t| {
+                    let heap = v.perm_view.clone().unwrap_or_else(|| s.heap.clone());
+                    let held = v.held(&heap, &ChunkKind::Field(name.clone()), Some(&t), &[]);
+                    q(v, s, held)
+                })
+            }
+            ExprKind::Call { recv, args, target: Some(p), .. } => {
+                let p = *p;
+                let recv_expr = match recv {
+                    CallRecv::Expr(r) => Some(&**r),
+                    _ => None,
+                };
+                self.eval_opt(s, recv_expr, &|v, s, t0| {
+                    v.eval_list(s, args, &|v, s, targs| {
+                        let heap = v.perm_view.clone().unwrap_or_else(|| s.heap.clone());
+                        let kind = v.pred_kind(p);
+                        let held = v.held(&heap, &kind, t0.as_ref(), &targs);
+                        q(v, s, held)
+                    })
+                })
+            }
+            ExprKind::Index { arr, idx } => self.eval(s, arr, &|v, s, ta| {
+                v.eval(s, idx, &|v, s, ti| {
+                    if !v.check(
+                        &s,
+                        &Term::ne(ta.clone(), Term::null()),
+                        arr.span,
+                        "receiver.null",
+                        || format!("`{}` might be null", crate::rules::show::expr(arr)),
+                    ) || !v.check_bounds(&s, &ta, &ti, loc)
+                    {
+                        return;
+                    }
+                    let heap = v.perm_view.clone().unwrap_or_else(|| s.heap.clone());
+                    let held = v.held_elem(&heap, &ta, &ti);
+                    q(v, s, held)
+                })
+            }),
+            _ => self.internal(&s, loc.span, "`perm` of a non-location"),
         }
     }
 
@@ -374,7 +431,33 @@ impl<'p> Verifier<'p> {
     }
 
     fn read_index(&mut self, s: State, ta: Term, ti: Term, e: &'p Expr, q: Q<'_, 'p, Term>) {
-        match self.lookup(&s.heap, &ChunkKind::Array, Some(&ta), &[]) {
+        if crate::rules::segment::has_segments(&s.heap) {
+            // Array chunks with index conditions (LANGUAGE.md section 12).
+            let nn = Term::ne(ta.clone(), Term::null());
+            if !self
+                .check(&s, &nn, e.span, "receiver.null", || "the array might be null".to_string())
+                || !self.check_bounds(&s, &ta, &ti, e)
+            {
+                return;
+            }
+            return match self.read_segment(&s.heap, &ta, &ti) {
+                Ok(value) => {
+                    if !self.translating {
+                        self.assume_typed(&value, &e.ty, false);
+                    }
+                    q(self, s, value)
+                }
+                Err(true) => self.fail_unknown(&s, e.span),
+                Err(false) => {
+                    let what = format!(
+                        "no permission to read `{}`: no array chunk covers the index `{ti}` at a positive amount",
+                        crate::rules::show::expr(e)
+                    );
+                    self.fail(&s, e.span, "insufficient.permission", what)
+                }
+            };
+        }
+        match self.lookup_read(&s.heap, &ChunkKind::Array, Some(&ta), &[]) {
             Lookup::Found(i) => {
                 let contents = s.heap.get(&i).value.clone();
                 if !self.check_bounds(&s, &ta, &ti, e) {
@@ -505,7 +588,12 @@ impl<'p> Verifier<'p> {
         // Rule (3) needs the instances opened around the call (only under a check).
         let openings = if termination.is_some() { self.openings.clone() } else { vec![] };
         self.pre_depth += 1;
+        // Read mode (LANGUAGE.md section 11): some positive amount of each location.
+        let outer_read = std::mem::replace(&mut self.read_mode, true);
+        let outer_scale = std::mem::replace(&mut self.scale, Term::write());
         self.consume_with(mode, callee, &m.requires, &|v, rest, snap| {
+            v.read_mode = outer_read;
+            let inner_scale = std::mem::replace(&mut v.scale, outer_scale.clone());
             v.pre_depth -= 1;
             let inner_frozen = v.conjunct_frozen;
             v.conjunct_frozen = frozen;
@@ -525,7 +613,11 @@ impl<'p> Verifier<'p> {
             );
             v.conjunct_frozen = inner_frozen;
             v.pre_depth += 1;
+            v.read_mode = true;
+            v.scale = inner_scale;
         });
+        self.read_mode = outer_read;
+        self.scale = outer_scale;
         self.pre_depth -= 1;
         self.conjunct_frozen = frozen;
     }

@@ -479,8 +479,30 @@ impl<'p> Verifier<'p> {
             }
             ExprKind::Index { arr, idx } => self.eval(s, arr, &|v, s, ta| {
                 v.eval(s, idx, &|v, s, ti| {
-                    v.exec_rhs(s, rhs, &|v, mut s, val| match v.lookup(
-                        &s.heap,
+                    v.exec_rhs(s, rhs, &|v, mut s, val| {
+                    if crate::rules::segment::has_segments(&s.heap) {
+                        // Array chunks with index conditions (LANGUAGE.md section 12).
+                        let nn = Term::ne(ta.clone(), Term::null());
+                        if !v.check(&s, &nn, lhs.span, "receiver.null", || {
+                            "the array might be null".to_string()
+                        }) || !v.check_bounds(&s, &ta, &ti, lhs)
+                        {
+                            return;
+                        }
+                        return match v.write_segment(&mut s.heap, &ta, &ti, &val) {
+                            Ok(()) => q(v, s, ()),
+                            Err(true) => v.fail_unknown(&s, lhs.span),
+                            Err(false) => {
+                                let what = format!(
+                                    "no permission to write `{}`: the amounts held of the index `{ti}` do not sum to write",
+                                    crate::rules::show::expr(lhs)
+                                );
+                                v.fail(&s, lhs.span, "insufficient.permission", what)
+                            }
+                        };
+                    }
+                    match v.lookup_write(
+                        &mut s.heap,
                         &ChunkKind::Array,
                         Some(&ta),
                         &[],
@@ -498,6 +520,7 @@ impl<'p> Verifier<'p> {
                             let what = v.missing_field_message(&s, lhs, &ChunkKind::Array, &ta);
                             v.fail(&s, lhs.span, "insufficient.permission", what)
                         }
+                    }
                     })
                 })
             }),
@@ -518,7 +541,8 @@ impl<'p> Verifier<'p> {
         q: Q<'_, 'p, ()>,
     ) {
         let kind = ChunkKind::Field(name.clone());
-        match self.lookup(&s.heap, &kind, Some(&t), &[]) {
+        let mut s = s;
+        match self.lookup_write(&mut s.heap, &kind, Some(&t), &[]) {
             Lookup::Found(i) => {
                 let mut s = s;
                 self.note_ref(&val);
@@ -751,8 +775,22 @@ impl<'p> Verifier<'p> {
         }
     }
 
-    /// `close e.q(args);`: consume the body, add the instance with the body's snapshot.
+    /// `close e.q(args);` (or `close acc(e.q(args), p);`): consume the body (scaled by
+    /// the amount), add the instance at that amount with the body's snapshot.
     fn exec_close(&mut self, s: State, call: &'p Expr, span: Span, q: Q<'_, 'p, ()>) {
+        if let ExprKind::Frac { acc, amount } = &call.kind {
+            return self.eval(s, amount, &|v, s, t| {
+                let pi = Term::to_perm(t);
+                if !v.check_nonneg(&s, &pi, call) {
+                    return;
+                }
+                v.close_amount(s, acc, pi, span, q)
+            });
+        }
+        self.close_amount(s, call, Term::write(), span, q)
+    }
+
+    fn close_amount(&mut self, s: State, call: &'p Expr, pi: Term, span: Span, q: Q<'_, 'p, ()>) {
         let ExprKind::Call { recv, args, target: Some(p), .. } = &call.kind else {
             return self.internal(&s, span, "close of a non-call");
         };
@@ -766,18 +804,22 @@ impl<'p> Verifier<'p> {
                 let inner = State { heap: s.heap.clone(), old: s.old.clone(), store };
                 let caller_store = s.store.clone();
                 let t0 = t0.clone();
+                let outer_scale = std::mem::replace(&mut v.scale, pi.clone());
                 v.consume_with(
                     Mode::Consume { id: "close.failed", call: Some(span) },
                     inner,
                     std::slice::from_ref(body),
                     &|v, rest, snap| {
+                        let inner_scale = std::mem::replace(&mut v.scale, outer_scale.clone());
                         let back =
                             State { heap: rest.heap, old: rest.old, store: caller_store.clone() };
                         v.after_ghost(&snap);
-                        let c = v.pred_chunk(p, t0.clone(), targs.clone(), snap);
-                        v.add_chunk(back, c, q)
+                        let c = v.pred_chunk(p, t0.clone(), targs.clone(), snap).at(pi.clone());
+                        v.add_chunk(back, c, q);
+                        v.scale = inner_scale;
                     },
-                )
+                );
+                v.scale = outer_scale;
             })
         })
     }

@@ -6,6 +6,7 @@
 //! solver once for "is it any of these?", and only then one candidate at a time.
 
 use crate::decider::Answer;
+use crate::rules::amount::Take;
 use crate::rules::eval::Lookup;
 use crate::rules::{Mode, Q, Verifier};
 use crate::state::State;
@@ -94,33 +95,51 @@ impl<'p> Verifier<'p> {
             .map(|(s, p, _)| (s, p))
     }
 
-    /// Open the predicate chunk at `slot`: remove it and produce its body with its
-    /// snapshot (the paper's `open`). The chunk is an instance of `p`'s family and
-    /// `p` is the predicate of the receiver's class, whose body it has.
+    /// Open the predicate chunk at `slot`: remove it and produce its body, scaled by the
+    /// chunk's amount, with its snapshot (the paper's `open`). The chunk is an instance
+    /// of `p`'s family and `p` is the predicate of the receiver's class, whose body it has.
     pub fn open_chunk(&mut self, s: State, slot: Slot, p: MemberRef, q: Q<'_, 'p, ()>) {
         let mut s = s;
         let chunk = s.heap.remove(&slot);
         let ChunkKind::Pred(..) = chunk.kind else {
             return self.internal(&s, Span::default(), "opening a non-predicate chunk");
         };
+        self.produce_body(s, p, chunk.recv.clone(), &chunk.args, chunk.value, chunk.perm, q)
+    }
+
+    /// Produce the body of predicate `p` for the instance `recv.p(args)` with snapshot
+    /// `snap`, every amount in it multiplied by `amount` (LANGUAGE.md section 11).
+    #[allow(clippy::too_many_arguments)]
+    pub fn produce_body(
+        &mut self,
+        s: State,
+        p: MemberRef,
+        recv: Option<Term>,
+        args: &[Term],
+        snap: Term,
+        amount: Term,
+        q: Q<'_, 'p, ()>,
+    ) {
         let Some(body) = self.body_of(p) else {
             return self.internal(&s, Span::default(), "predicate without a body");
         };
         let store = s.store.clone();
-        let inner = State {
-            heap: s.heap,
-            old: s.old,
-            store: self.callee_store(p, chunk.recv.clone(), &chunk.args),
-        };
+        let inner =
+            State { heap: s.heap, old: s.old, store: self.callee_store(p, recv.clone(), args) };
         self.open_nesting += 1;
-        self.produce(inner, chunk.value.clone(), body, &|v, opened, ()| {
+        let outer_scale = std::mem::replace(&mut self.scale, amount);
+        let body_scale = self.scale.clone();
+        self.produce(inner, snap.clone(), body, &|v, opened, ()| {
             let back = State { heap: opened.heap, old: opened.old, store: store.clone() };
             v.open_nesting -= 1;
-            v.after_ghost(&chunk.value);
-            v.last_opened = Some(chunk.value.clone());
+            v.scale = outer_scale.clone();
+            v.after_ghost(&snap);
+            v.last_opened = Some(snap.clone());
             q(v, back, ());
+            v.scale = body_scale.clone();
             v.open_nesting += 1;
         });
+        self.scale = outer_scale;
         self.open_nesting -= 1;
     }
 
@@ -132,13 +151,34 @@ impl<'p> Verifier<'p> {
         self.open_nesting >= crate::rules::MAX_NESTED_OPENS
     }
 
-    /// Open the instance named by `call` (an `ExprKind::Call` of a predicate), for
-    /// `open` statements and `opening` expressions (`open.failed` when it is missing);
-    /// with `open` false, only check that it is there.
+    /// Open the instance named by `call` (an `ExprKind::Call` of a predicate, or
+    /// `acc(e.q(..), p)`), for `open` statements and `opening` expressions
+    /// (`open.failed` when it is missing); with `open` false, only check that it is there.
     pub fn open_instance(
         &mut self,
         s: State,
         call: &'p Expr,
+        span: Span,
+        open: bool,
+        q: Q<'_, 'p, ()>,
+    ) {
+        if let ExprKind::Frac { acc, amount } = &call.kind {
+            return self.eval(s, amount, &|v, s, t| {
+                let pi = Term::to_perm(t);
+                if !v.check_nonneg(&s, &pi, call) {
+                    return;
+                }
+                v.open_amount(s, acc, pi, span, open, q)
+            });
+        }
+        self.open_amount(s, call, Term::write(), span, open, q)
+    }
+
+    fn open_amount(
+        &mut self,
+        s: State,
+        call: &'p Expr,
+        pi: Term,
         span: Span,
         open: bool,
         q: Q<'_, 'p, ()>,
@@ -150,13 +190,19 @@ impl<'p> Verifier<'p> {
         self.eval_receiver(s, recv, span, &|v, s, t0| {
             v.eval_list(s, args, &|v, s, targs| {
                 let kind = v.pred_kind(target);
-                match v.lookup(&s.heap, &kind, t0.as_ref(), &targs) {
+                if pi.as_rat() == Some(crate::state::term::Rat::ZERO) {
+                    return q(v, s, ());
+                }
+                match v.take(&s.heap, &kind, t0.as_ref(), &targs, &pi) {
                     // The checker allows `open` only through a class type: `target`
                     // is the receiver's class's predicate.
-                    Lookup::Found(i) if open => v.open_chunk(s, i, target, q),
-                    Lookup::Found(_) => q(v, s, ()),
-                    Lookup::Unknown => v.fail_unknown(&s, span),
-                    Lookup::NotFound => {
+                    Take::Done(heap, snap) if open => {
+                        let rest = State { heap, old: s.old.clone(), store: s.store.clone() };
+                        v.produce_body(rest, target, t0.clone(), &targs, snap, pi.clone(), q)
+                    }
+                    Take::Done(..) => q(v, s, ()),
+                    Take::Unknown => v.fail_unknown(&s, span),
+                    Take::Missing(..) => {
                         let what = format!(
                             "no predicate instance `{}` to open",
                             crate::rules::show::expr(call)
@@ -186,17 +232,28 @@ impl<'p> Verifier<'p> {
         recv: Option<Term>,
         args: Vec<Term>,
         a: &'p Expr,
+        pi: Term,
         q: &dyn Fn(&mut Verifier<'p>, State, Heap, Term),
     ) {
         let kind = self.pred_kind(p);
-        match self.lookup(&h2, &kind, recv.as_ref(), &args) {
-            Lookup::Found(i) => {
-                let mut h2 = h2;
-                let c = h2.remove(&i);
-                q(self, s, h2, c.value)
+        if pi.as_rat() == Some(crate::state::term::Rat::ZERO) {
+            return q(self, s, h2, Term::unit());
+        }
+        let taken = if self.read_mode {
+            match self.read_location(&s, h2.clone(), &kind, recv.as_ref(), &args) {
+                Ok((h2, snap)) => Take::Done(h2, snap),
+                Err(true) => Take::Unknown,
+                Err(false) => Take::Missing(Term::none(), vec![]),
             }
-            Lookup::Unknown => self.fail_unknown(&s, a.span),
-            Lookup::NotFound => {
+        } else {
+            self.take(&h2, &kind, recv.as_ref(), &args, &pi)
+        };
+        match taken {
+            Take::Done(h2, snap) => q(self, s, h2, snap),
+            Take::Unknown => self.fail_unknown(&s, a.span),
+            Take::Missing(held, held_slots) => {
+                // Close the amount still missing (inference rule 1 with amounts).
+                let missing = Term::sub(pi.clone(), held);
                 let conj = (self.conjunct, self.conjunct_text.clone());
                 // An instance can be closed only with its class's body: through an
                 // interface, only when the receiver's class is known. And only on a
@@ -219,6 +276,8 @@ impl<'p> Verifier<'p> {
                     let outer_mode = self.mode;
                     self.close_depth += 1;
                     self.closes += 1;
+                    let outer_scale = std::mem::replace(&mut self.scale, missing.clone());
+                    let body_scale = self.scale.clone();
                     let st = State {
                         heap: h2.clone(),
                         old: s.old.clone(),
@@ -232,8 +291,26 @@ impl<'p> Verifier<'p> {
                         v.close_depth -= 1;
                         v.set_tag(saved.0);
                         v.mode = outer_mode;
+                        v.scale = outer_scale.clone();
                         v.after_ghost(&snap);
-                        q(v, s.clone(), h2b, snap);
+                        // The part held and the part closed are one instance: one
+                        // snapshot, all of it taken.
+                        let mut h2b = h2b;
+                        let mut same = true;
+                        for slot in &held_slots {
+                            if h2b.contains(slot) {
+                                let c = h2b.remove(slot);
+                                let eq = Term::eq(c.value.clone(), snap.clone());
+                                same = same && !eq.is_false();
+                                v.dec.assume_derived(eq);
+                            }
+                        }
+                        if same {
+                            q(v, s.clone(), h2b, snap);
+                        } else {
+                            v.ledger.pruned += 1;
+                        }
+                        v.scale = body_scale.clone();
                         v.set_tag(inner_tag);
                         v.close_depth = depth;
                         v.mode = mode;
@@ -241,6 +318,7 @@ impl<'p> Verifier<'p> {
                         v.conjunct_text = cjt;
                     });
                     self.close_depth -= 1;
+                    self.scale = outer_scale;
                     let errs = self.end_tentative(saved);
                     self.conjunct = conj.0;
                     self.conjunct_text = conj.1;

@@ -281,7 +281,7 @@ fn store_values(before: &State, assigned: &[&str], arms: &[&State]) -> Option<Va
 
 /// Same chunk, value aside?
 fn same_place(a: &Chunk, b: &Chunk) -> bool {
-    a.kind == b.kind && a.recv == b.recv && a.args == b.args
+    a.kind == b.kind && a.recv == b.recv && a.args == b.args && a.perm == b.perm && a.cond == b.cond
 }
 
 /// Each chunk of the first arm's heap, with its value in each arm, when every heap

@@ -24,6 +24,7 @@
 //! a merge into a `join`. Nothing else ends a path; the member's check fails with an
 //! internal error when the ledger does not balance.
 
+pub mod amount;
 pub mod consume;
 pub mod definition;
 pub mod dispatch;
@@ -35,6 +36,7 @@ pub mod ledger;
 pub mod merge;
 pub mod produce;
 pub mod quant;
+pub mod segment;
 pub mod show;
 
 use crate::decider::{Answer, Decider};
@@ -241,6 +243,19 @@ pub struct Verifier<'p> {
     /// trampoline of `exec_seq`, straight-line code does not add to it.
     pub exec_depth: u64,
     pub exec_depth_max: u64,
+    /// The factor every amount of the assertion being produced or consumed is
+    /// multiplied by: `write`, or the amount of a predicate instance being opened or
+    /// closed (its body is scaled: LANGUAGE.md section 11).
+    pub scale: Term,
+    /// Consuming a pure call's precondition: every location named with an amount
+    /// must be held at some positive amount, and nothing is taken (section 11).
+    pub read_mode: bool,
+    /// Checking or translating a pure method: its precondition's amounts give no
+    /// upper-bound facts (a read-mode caller may pass one location twice).
+    pub no_bounds: bool,
+    /// The heap `perm(..)` reads while a consumed conjunct is evaluated: what is left
+    /// after the conjuncts to its left were consumed.
+    pub perm_view: Option<crate::state::heap::Heap>,
     /// `if` statements that run inside an enclosing `if`'s join, without a join of
     /// their own (`exec_if_merging`).
     pub flat_ifs: std::collections::HashSet<*const crate::syntax::ast::Stmt>,
@@ -269,6 +284,7 @@ pub fn sort_of(ty: &Type) -> Sort {
     match ty {
         Type::Int => Sort::Int,
         Type::Bool => Sort::Bool,
+        Type::Perm => Sort::Perm,
         // A sequence sort per element sort (LANGUAGE.md section 14); nesting beyond
         // 255 levels cannot be written within the parser's depth bound.
         Type::Seq(t) => sort_of(t).seq_of().unwrap_or(Sort::Seq(Elem::Int, 1)),
@@ -351,6 +367,10 @@ impl<'p> Verifier<'p> {
             axiom_instances: 0,
             recorded: Default::default(),
             instances: 0,
+            scale: Term::write(),
+            read_mode: false,
+            no_bounds: false,
+            perm_view: None,
         }
     }
 

@@ -18,7 +18,11 @@ impl<'p> Verifier<'p> {
     /// Does the assertion hold permissions (acc, predicate instances, untouched)?
     pub fn impure(&self, e: &Expr) -> bool {
         match &e.kind {
-            ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Untouched(_) => true,
+            ExprKind::Acc(_)
+            | ExprKind::AccArray(_)
+            | ExprKind::Untouched(_)
+            | ExprKind::Frac { .. } => true,
+            ExprKind::Quant(qn) => qn.permission,
             ExprKind::Call { .. } => self.is_pred(e),
             ExprKind::Binary { op: BinOp::And | BinOp::Implies, l, r } => {
                 self.impure(l) || self.impure(r)
@@ -151,39 +155,19 @@ impl<'p> Verifier<'p> {
                     v.produce(s, snap.clone(), y, q)
                 })
             }),
-            ExprKind::Acc(f) => {
-                let ExprKind::Field { recv, field, class } = &f.kind else {
-                    return self.internal(&s, a.span, "acc of a non-field");
-                };
-                let name = self.info.field(class.unwrap_or(0), &field.name);
-                let sort = sort_of(&f.ty);
-                self.eval(s, recv, &|v, s, t| {
-                    let s = keep(s);
-                    let value = v.unwrap_snap(&snap, sort);
-                    // A field of class type holds null or an object of that class.
-                    v.assume_typed(&value, &f.ty, true);
-                    v.add_chunk(s, Chunk::field(name.clone(), t, value), q)
-                })
-            }
-            ExprKind::AccArray(arr) => self.eval(s, arr, &|v, s, t| {
+            ExprKind::Frac { acc, amount } => self.eval(s, amount, &|v, s, t| {
                 let s = keep(s);
-                let value = v.unwrap_snap(&snap, Sort::Arr(elem_of(&arr.ty)));
-                v.add_chunk(s, Chunk::array(t, value), q)
+                let pi = Term::mul(v.scale.clone(), Term::to_perm(t));
+                if !v.check_nonneg(&s, &pi, a) {
+                    return;
+                }
+                v.produce_loc(s, snap.clone(), acc, pi, q)
             }),
-            ExprKind::Call { recv, args, target: Some(p), .. } => {
-                let p = *p;
-                let recv_expr = match recv {
-                    CallRecv::Expr(r) => Some(&**r),
-                    _ => None,
-                };
-                self.eval_opt(s, recv_expr, &|v, s, t0| {
-                    v.eval_list(s, args, &|v, s, targs| {
-                        let s = keep(s);
-                        let c = v.pred_chunk(p, t0.clone(), targs, snap.clone());
-                        v.add_chunk(s, c, q)
-                    })
-                })
+            ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Call { .. } => {
+                let pi = self.scale.clone();
+                self.produce_loc(s, snap, a, pi, q)
             }
+            ExprKind::Quant(qn) => self.produce_qp(s, snap, qn, a, q),
             ExprKind::Untouched(inner) => {
                 // Consuming `inner` in the current and in the old heap yields equal snapshots.
                 let original = s.clone();
@@ -196,6 +180,81 @@ impl<'p> Verifier<'p> {
         }
     }
 
+    /// `π ≥ none`, else failure `negative.permission` at `a` (LANGUAGE.md section 11).
+    pub fn check_nonneg(&mut self, s: &State, pi: &Term, a: &Expr) -> bool {
+        if pi.as_rat().is_some_and(|r| !r.is_negative()) {
+            return true;
+        }
+        let goal = Term::le(Term::none(), pi.clone());
+        self.check(s, &goal, a.span, "negative.permission", || {
+            format!("the permission amount `{pi}` might be negative")
+        })
+    }
+
+    /// Produce the permission `a` (`acc(e.f)`, `acc(a[*])`, a predicate instance) at
+    /// amount `pi` (already scaled), with snapshot `snap`.
+    fn produce_loc(&mut self, s: State, snap: Term, a: &'p Expr, pi: Term, q: Q<'_, 'p, ()>) {
+        if pi.as_rat().is_some_and(|r| r == crate::state::term::Rat::ZERO) {
+            // Nothing is held at `none`.
+            return q(self, s, ());
+        }
+        let h0 = s.heap.clone();
+        let keep = move |mut s: State| {
+            s.heap = h0.clone();
+            s
+        };
+        match &a.kind {
+            ExprKind::Acc(f) => {
+                if let ExprKind::Index { arr, idx } = &f.kind {
+                    // One element: the segment `i == e` (LANGUAGE.md section 12).
+                    return self.eval(s, arr, &|v, s, ta| {
+                        v.eval(s, idx, &|v, s, te| {
+                            let s = keep(s);
+                            let c = Term::eq(crate::state::chunk::Chunk::index(), te.clone());
+                            if !v.qp_wellformed(&s, &ta, &c, a) {
+                                return;
+                            }
+                            let value = v.unwrap_snap(&snap, Sort::Arr(elem_of(&arr.ty)));
+                            v.add_segment(s, ta.clone(), c, value, pi.clone(), q)
+                        })
+                    });
+                }
+                let ExprKind::Field { recv, field, class } = &f.kind else {
+                    return self.internal(&s, a.span, "acc of a non-location");
+                };
+                let name = self.info.field(class.unwrap_or(0), &field.name);
+                let sort = sort_of(&f.ty);
+                self.eval(s, recv, &|v, s, t| {
+                    let s = keep(s);
+                    let value = v.unwrap_snap(&snap, sort);
+                    // A field of class type holds null or an object of that class.
+                    v.assume_typed(&value, &f.ty, true);
+                    v.add_chunk(s, Chunk::field(name.clone(), t, value).at(pi.clone()), q)
+                })
+            }
+            ExprKind::AccArray(arr) => self.eval(s, arr, &|v, s, t| {
+                let s = keep(s);
+                let value = v.unwrap_snap(&snap, Sort::Arr(elem_of(&arr.ty)));
+                v.add_chunk(s, Chunk::array(t, value).at(pi.clone()), q)
+            }),
+            ExprKind::Call { recv, args, target: Some(p), .. } => {
+                let p = *p;
+                let recv_expr = match recv {
+                    CallRecv::Expr(r) => Some(&**r),
+                    _ => None,
+                };
+                self.eval_opt(s, recv_expr, &|v, s, t0| {
+                    v.eval_list(s, args, &|v, s, targs| {
+                        let s = keep(s);
+                        let c = v.pred_chunk(p, t0.clone(), targs, snap.clone()).at(pi.clone());
+                        v.add_chunk(s, c, q)
+                    })
+                })
+            }
+            _ => self.internal(&s, a.span, "a permission form that cannot be produced"),
+        }
+    }
+
     /// Evaluate an optional expression (a call's receiver).
     pub fn eval_opt(&mut self, s: State, e: Option<&'p Expr>, q: Q<'_, 'p, Option<Term>>) {
         match e {
@@ -204,27 +263,112 @@ impl<'p> Verifier<'p> {
         }
     }
 
-    /// Add a chunk, assuming what holding it implies: a non-null receiver, and for a
-    /// field or array, a receiver distinct from every other chunk of the same kind.
+    /// Add a chunk, assuming what holding it implies (LANGUAGE.md section 11): a
+    /// non-null receiver; for a field or array, at most `write` held of the location
+    /// (a receiver distinct from every chunk whose constant amount would sum above it,
+    /// a bounded sum otherwise) and one value per location. A chunk of the same
+    /// location (syntactically) absorbs it: amounts add up, values are equal.
     pub fn add_chunk(&mut self, s: State, c: Chunk, q: Q<'_, 'p, ()>) {
         let mut s = s;
+        let zero = crate::state::term::Rat::ZERO;
+        let pi = c.perm.clone();
+        if pi.as_rat() == Some(zero) {
+            return q(self, s, ());
+        }
         self.note_refs(&c);
+        let constant = pi.as_rat();
         if let Some(r) = &c.recv {
             let nn = Term::ne(r.clone(), Term::null());
-            if nn.is_false() {
+            if constant.is_some() {
+                if nn.is_false() {
+                    self.ledger.pruned += 1;
+                    return;
+                }
+                self.dec.assume_derived(nn);
+            } else {
+                self.dec.assume_derived(Term::implies(Term::lt(Term::none(), pi.clone()), nn));
+            }
+        }
+        let bounded = !matches!(c.kind, ChunkKind::Pred(..));
+        let one = crate::state::term::Rat::ONE;
+        if c.kind == ChunkKind::Array && crate::rules::segment::has_segments(&s.heap) {
+            // Segments of arrays: the at-most-write facts are assumed where elements
+            // are read or written (`segment.rs`).
+            s.heap.add(c);
+            self.note_heap_size(&s);
+            return q(self, s, ());
+        }
+        if bounded && !self.no_bounds && constant.is_some_and(|r| r > one) {
+            // A field or element held above `write`: this path is infeasible.
+            self.ledger.pruned += 1;
+            return;
+        }
+        let above = |a: &Term, b: &Term| match (a.as_rat(), b.as_rat()) {
+            (Some(x), Some(y)) => x.checked_add(y).is_none_or(|sum| sum > one),
+            _ => false,
+        };
+        // The same location, syntactically.
+        let same = s
+            .heap
+            .of_kind(&c.kind)
+            .find(|(_, o)| o.recv == c.recv && o.args == c.args)
+            .map(|(slot, o)| (slot, o.clone()));
+        if let Some((slot, o)) = same {
+            let fractional = !c.is_write() || !o.is_write();
+            if bounded && !self.no_bounds && above(&o.perm, &pi) {
+                // Two chunks for one location above `write`: this path is infeasible.
                 self.ledger.pruned += 1;
                 return;
             }
-            self.dec.assume_derived(nn);
-            if !matches!(c.kind, ChunkKind::Pred(..)) {
-                for other in s.heap.iter().filter(|o| o.kind == c.kind) {
-                    let Some(o) = &other.recv else { continue };
-                    if o == r {
-                        // Two chunks for one location: this path is infeasible.
-                        self.ledger.pruned += 1;
-                        return;
-                    }
-                    self.dec.assume_derived(Term::ne(o.clone(), r.clone()));
+            if bounded || fractional {
+                let sum = Term::add(o.perm.clone(), pi.clone());
+                let eq = Term::eq(o.value.clone(), c.value.clone());
+                if eq.is_false() {
+                    self.ledger.pruned += 1;
+                    return;
+                }
+                self.dec.assume_derived(eq);
+                if bounded && !self.no_bounds && sum.as_rat().is_none() {
+                    self.dec.assume_derived(Term::le(sum.clone(), Term::write()));
+                }
+                s.heap.replace(&slot, o.at(sum));
+                self.note_heap_size(&s);
+                return q(self, s, ());
+            }
+        }
+        if bounded && !self.no_bounds {
+            let mut others = Term::none();
+            let r = c.recv.clone();
+            for (_, o) in s.heap.of_kind(&c.kind) {
+                let (Some(o_r), Some(r)) = (&o.recv, &r) else { continue };
+                if above(&o.perm, &pi) {
+                    self.dec.assume_derived(Term::ne(o_r.clone(), r.clone()));
+                    continue;
+                }
+                let g = Term::eq(o_r.clone(), r.clone());
+                self.dec.assume_derived(Term::implies(
+                    g.clone(),
+                    Term::eq(o.value.clone(), c.value.clone()),
+                ));
+                others = Term::add(others, Term::ite(g, o.perm.clone(), Term::none()));
+            }
+            if others.as_rat() != Some(zero) {
+                self.dec.assume_derived(Term::le(Term::add(pi.clone(), others), Term::write()));
+            } else if constant.is_none() {
+                self.dec.assume_derived(Term::le(pi.clone(), Term::write()));
+            }
+        } else if !bounded {
+            // One instance, one snapshot, when amounts are fractions.
+            for (_, o) in s.heap.of_kind(&c.kind) {
+                if o.is_write() && c.is_write() {
+                    continue;
+                }
+                let g = Self::same_location(o, c.recv.as_ref(), &c.args);
+                if !g.is_false() {
+                    self.dec.assume_derived(Term::implies(
+                        g,
+                        Term::eq(o.value.clone(), c.value.clone()),
+                    ));
                 }
             }
         }

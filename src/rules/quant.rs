@@ -44,6 +44,7 @@ impl<'p> Verifier<'p> {
         let leaves = self.join(&|v, k| {
             v.eval(inner.clone(), &qn.body, &|v, _s, t| k(v, t));
         });
+        let leaves = crate::rules::expand(&leaves);
         let recorded: Vec<Option<Term>> =
             spans.iter().map(|sp| self.watch.get(sp).cloned().flatten()).collect();
         for sp in &mine {

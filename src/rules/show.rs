@@ -150,6 +150,24 @@ fn write(e: &Expr, out: &mut String, outer: u8) {
             write(x, out, 10);
             out.push_str("[*])");
         }
+        ExprKind::Frac { acc, amount } => {
+            // `acc(loc, p)`; a predicate instance reads `acc(e.q(..), p)`.
+            let mut inner = String::new();
+            write(acc, &mut inner, 0);
+            match inner.strip_prefix("acc(").and_then(|x| x.strip_suffix(')')) {
+                Some(loc) => out.push_str(&format!("acc({loc}, ")),
+                None => out.push_str(&format!("acc({inner}, ")),
+            }
+            write(amount, out, 0);
+            out.push(')');
+        }
+        ExprKind::Write => out.push_str("write"),
+        ExprKind::NoPerm => out.push_str("none"),
+        ExprKind::PermOf(x) => {
+            out.push_str("perm(");
+            write(x, out, 0);
+            out.push(')');
+        }
         ExprKind::Untouched(x) => {
             out.push_str("untouched(");
             write(x, out, 0);
@@ -265,7 +283,7 @@ pub fn counterexample(
     let mut terms = vec![];
     let mut classes = vec![];
     for (k, t) in &state.store {
-        if t.sort() == Sort::Int || t.sort() == Sort::Bool || t.sort() == Sort::Ref {
+        if matches!(t.sort(), Sort::Int | Sort::Bool | Sort::Ref | Sort::Perm) {
             labels.push(k.to_string());
             terms.push(t.clone());
             classes.push(v.class_label(t));
@@ -332,6 +350,8 @@ pub fn counterexample(
                     });
                     format!("object#{k}")
                 }
+            } else if t.sort() == Sort::Perm {
+                readable_perm(val)
             } else {
                 readable_int(val)
             };
@@ -387,6 +407,22 @@ pub fn counterexample(
 }
 
 /// Z3 prints negative numbers as `(- 1)`.
+/// A Z3 real (`(/ 3.0 4.0)`, `(- (/ 1.0 2.0))`, `1.0`) as a fraction (`3/4`, `-1/2`, `1`).
+fn readable_perm(v: &str) -> String {
+    let v = v.trim();
+    if let Some(inner) = v.strip_prefix("(- ").and_then(|x| x.strip_suffix(')')) {
+        return format!("-{}", readable_perm(inner));
+    }
+    let num = |x: &str| x.strip_suffix(".0").unwrap_or(x).to_string();
+    if let Some(inner) = v.strip_prefix("(/ ").and_then(|x| x.strip_suffix(')')) {
+        let mut parts = inner.split_whitespace();
+        if let (Some(a), Some(b), None) = (parts.next(), parts.next(), parts.next()) {
+            return format!("{}/{}", num(a), num(b));
+        }
+    }
+    num(v)
+}
+
 fn readable_int(v: &str) -> String {
     match v.strip_prefix("(- ").and_then(|x| x.strip_suffix(')')) {
         Some(n) => format!("-{n}"),

@@ -1,8 +1,12 @@
 //! Heap chunks (the paper's Definition 1): field chunks `t.f ↦ v`, predicate chunks
-//! `t.q[s](args)`, and array chunks `acc(a[*]) ↦ contents`.
+//! `t.q[s](args)`, and array chunks `acc(a[*]) ↦ contents`, each held at an amount
+//! `# π` (LANGUAGE.md section 11), a `perm` term: `write` unless fractions are used,
+//! and an exact rational constant whenever the program's amounts are constants, so
+//! that amounts are compared and summed without the solver in the common cases.
 //!
 //! Architecture invariant: a chunk is immutable data over hash-consed terms; cloning
-//! one is a few reference-count increments.
+//! one is a few reference-count increments. A chunk's amount is never provably `none`
+//! when it is added (the rules drop such chunks); it may be a symbol that is.
 
 use crate::state::term::Term;
 use crate::syntax::ast::MemberRef;
@@ -29,14 +33,60 @@ pub struct Chunk {
     pub args: Rc<[Term]>,
     /// Field value, predicate snapshot, or array contents.
     pub value: Term,
+    /// The amount held (a `Sort::Perm` term; `write` by default).
+    pub perm: Term,
+    /// Array chunks only (LANGUAGE.md section 12): the indices held, a condition over
+    /// [`Chunk::index`]; `None` is every index of the array (`acc(a[*])`).
+    pub cond: Option<Term>,
 }
 
 impl Chunk {
     pub fn field(name: Rc<str>, recv: Term, value: Term) -> Chunk {
-        Chunk { kind: ChunkKind::Field(name), recv: Some(recv), args: Rc::from(vec![]), value }
+        Chunk {
+            kind: ChunkKind::Field(name),
+            recv: Some(recv),
+            args: Rc::from(vec![]),
+            value,
+            perm: Term::write(),
+            cond: None,
+        }
     }
     pub fn array(recv: Term, value: Term) -> Chunk {
-        Chunk { kind: ChunkKind::Array, recv: Some(recv), args: Rc::from(vec![]), value }
+        Chunk {
+            kind: ChunkKind::Array,
+            recv: Some(recv),
+            args: Rc::from(vec![]),
+            value,
+            perm: Term::write(),
+            cond: None,
+        }
+    }
+    /// The index symbol array chunks' conditions are stated over.
+    pub fn index() -> Term {
+        Term::var("i#", crate::state::term::Sort::Int)
+    }
+    /// The chunk's condition at index `e` (every index in bounds for `acc(a[*])`).
+    pub fn covers(&self, e: &Term) -> Term {
+        match (&self.cond, &self.recv) {
+            (Some(c), _) => {
+                let mut map = crate::state::term::TermMap::default();
+                map.insert(Chunk::index(), e.clone());
+                c.substitute(&map)
+            }
+            (None, Some(r)) => Term::and(
+                Term::le(Term::int(0), e.clone()),
+                Term::lt(e.clone(), Term::len(r.clone())),
+            ),
+            (None, None) => Term::ff(),
+        }
+    }
+    /// The same chunk at amount `perm`.
+    pub fn at(self, perm: Term) -> Chunk {
+        Chunk { perm, ..self }
+    }
+    /// Held at exactly `write`, syntactically?
+    pub fn is_write(&self) -> bool {
+        self.perm.as_rat() == Some(crate::state::term::Rat::ONE)
     }
     pub fn pred(
         p: MemberRef,
@@ -45,7 +95,14 @@ impl Chunk {
         args: Vec<Term>,
         snap: Term,
     ) -> Chunk {
-        Chunk { kind: ChunkKind::Pred(p, name), recv, args: args.into(), value: snap }
+        Chunk {
+            kind: ChunkKind::Pred(p, name),
+            recv,
+            args: args.into(),
+            value: snap,
+            perm: Term::write(),
+            cond: None,
+        }
     }
 }
 
@@ -61,10 +118,18 @@ impl fmt::Display for Chunk {
                 recv(f)?;
                 write!(f, "{short} ↦ {}", self.value)
             }
-            ChunkKind::Array => {
-                recv(f)?;
-                write!(f, "[*] ↦ {}", self.value)
-            }
+            ChunkKind::Array => match &self.cond {
+                None => {
+                    recv(f)?;
+                    write!(f, "[*] ↦ {}", self.value)
+                }
+                Some(c) => {
+                    if let Some(r) = &self.recv {
+                        write!(f, "{r}")?;
+                    }
+                    write!(f, "[i# | {c}] ↦ {}", self.value)
+                }
+            },
             ChunkKind::Pred(_, name) => {
                 let short = if self.recv.is_some() {
                     name.rsplit('.').next().unwrap_or(name)
@@ -81,6 +146,10 @@ impl fmt::Display for Chunk {
                 }
                 write!(f, ")")
             }
+        }?;
+        if !self.is_write() {
+            write!(f, " # {}", self.perm)?;
         }
+        Ok(())
     }
 }

@@ -35,14 +35,19 @@ impl Heap {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
-    pub fn add(&mut self, c: Chunk) {
+    pub fn add(&mut self, c: Chunk) -> Slot {
         let key = self.next;
         self.next += 1;
         let kind = c.kind.clone();
         let mut inner = self.kinds.get(&kind).cloned().unwrap_or_default();
         inner.insert_mut(key, c);
-        self.kinds.insert_mut(kind, inner);
+        self.kinds.insert_mut(kind.clone(), inner);
         self.len += 1;
+        Slot { kind, key }
+    }
+    /// Is the chunk at `slot` still in this heap?
+    pub fn contains(&self, slot: &Slot) -> bool {
+        self.kinds.get(&slot.kind).is_some_and(|m| m.contains_key(&slot.key))
     }
     pub fn get(&self, slot: &Slot) -> &Chunk {
         self.kinds.get(&slot.kind).and_then(|m| m.get(&slot.key)).expect("a slot of this heap")
@@ -62,6 +67,10 @@ impl Heap {
     pub fn set_value(&mut self, slot: &Slot, value: Term) {
         let mut c = self.get(slot).clone();
         c.value = value;
+        self.replace(slot, c);
+    }
+    /// Put `c` in place of the chunk at `slot` (same kind).
+    pub fn replace(&mut self, slot: &Slot, c: Chunk) {
         let mut inner = self.kinds.get(&slot.kind).cloned().unwrap_or_default();
         inner.insert_mut(slot.key, c);
         self.kinds.insert_mut(slot.kind.clone(), inner);
@@ -97,6 +106,8 @@ impl Heap {
                     && c1.recv == c2.recv
                     && c1.args == c2.args
                     && c1.value == c2.value
+                    && c1.perm == c2.perm
+                    && c1.cond == c2.cond
             })
     }
     pub fn count_of(&self, kind: &ChunkKind) -> usize {

@@ -19,6 +19,7 @@ impl Term {
             | Op::Bool(_)
             | Op::Class(..)
             | Op::Null
+            | Op::Rat(..)
             | Op::SeqEmpty(_)
             | Op::Unit => {
                 // Leaves have no arguments; `substitute` handles symbols itself.
@@ -29,6 +30,7 @@ impl Term {
                     Op::Bool(b) => Term::bool(*b),
                     Op::Null => Term::null(),
                     Op::Class(i, n) => Term::class(*i, n),
+                    Op::Rat(n, d) => Term::rat(crate::state::term::Rat::new(*n, *d)),
                     Op::SeqEmpty(s) => Term::seq_empty(*s),
                     _ => Term::unit(),
                 }
@@ -37,6 +39,8 @@ impl Term {
             Op::Sub => Term::sub(a(0), a(1)),
             Op::Mul => Term::mul(a(0), a(1)),
             Op::Div => Term::div(a(0), a(1)),
+            Op::PDiv => Term::pdiv(a(0), a(1)),
+            Op::ToPerm => Term::to_perm(a(0)),
             Op::Mod => Term::rem(a(0), a(1)),
             Op::Neg => Term::neg(a(0)),
             Op::Lt => Term::lt(a(0), a(1)),

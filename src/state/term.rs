@@ -27,6 +27,8 @@ pub enum Sort {
     Snap,
     /// The contents of an array: a map from Int to the element sort.
     Arr(Elem),
+    /// Permission amounts: the rationals (Z3's Real).
+    Perm,
     /// A finite sequence (LANGUAGE.md section 14) nested `depth` >= 1 times over the
     /// base sort: `seq<int>` is `Seq(Int, 1)`, `seq<seq<Node>>` is `Seq(Ref, 2)`.
     Seq(Elem, u8),
@@ -57,7 +59,7 @@ impl Sort {
             Sort::Bool => Sort::Seq(Elem::Bool, 1),
             Sort::Ref => Sort::Seq(Elem::Ref, 1),
             Sort::Seq(e, d) => Sort::Seq(e, d.checked_add(1)?),
-            Sort::Snap | Sort::Arr(_) => return None,
+            Sort::Snap | Sort::Arr(_) | Sort::Perm => return None,
         })
     }
 }
@@ -89,6 +91,12 @@ pub enum Op {
     /// A symbol (fresh variable) of a sort; the name is unique within a member.
     Var(Rc<str>, Sort),
     Int(i64),
+    /// A rational permission amount `n/d`, normalized (`d > 0`, `gcd(n, d) = 1`).
+    Rat(i64, i64),
+    /// An integer as a permission amount.
+    ToPerm,
+    /// Exact division of permission amounts.
+    PDiv,
     /// An integer beyond `i64`, in decimal.
     BigInt(Rc<str>),
     Bool(bool),
@@ -336,6 +344,13 @@ impl Term {
             _ => None,
         }
     }
+    /// The exact value of a constant amount (`Rat`, or an integer read as an amount).
+    pub fn as_rat(&self) -> Option<Rat> {
+        match self.op() {
+            Op::Rat(n, d) => Some(Rat::new(*n, *d)),
+            _ => None,
+        }
+    }
     pub fn is_true(&self) -> bool {
         self.as_bool() == Some(true)
     }
@@ -352,6 +367,48 @@ impl Term {
     }
     pub fn big_int(digits: &str) -> Term {
         mk(Op::BigInt(digits.into()), Sort::Int, vec![])
+    }
+    /// The amount `r`.
+    pub fn rat(r: Rat) -> Term {
+        mk(Op::Rat(r.n, r.d), Sort::Perm, vec![])
+    }
+    /// `write` (1) and `none` (0).
+    pub fn write() -> Term {
+        Term::rat(Rat::ONE)
+    }
+    pub fn none() -> Term {
+        Term::rat(Rat::ZERO)
+    }
+    /// An integer term as an amount (amounts stay as they are).
+    pub fn to_perm(t: Term) -> Term {
+        if t.sort() != Sort::Int {
+            return t;
+        }
+        if let Some(n) = t.as_int() {
+            return Term::rat(Rat::new(n, 1));
+        }
+        mk(Op::ToPerm, Sort::Perm, vec![t])
+    }
+    /// `a / b`, exact (amounts).
+    pub fn pdiv(a: Term, b: Term) -> Term {
+        let (a, b) = (Term::to_perm(a), Term::to_perm(b));
+        if let (Some(x), Some(y)) = (a.as_rat(), b.as_rat())
+            && let Some(q) = x.checked_div(y)
+        {
+            return Term::rat(q);
+        }
+        if b.as_rat() == Some(Rat::ONE) {
+            return a;
+        }
+        mk(Op::PDiv, Sort::Perm, vec![a, b])
+    }
+    /// Both operands as amounts when either is one.
+    fn perm_pair(a: Term, b: Term) -> (Term, Term, bool) {
+        if a.sort() == Sort::Perm || b.sort() == Sort::Perm {
+            (Term::to_perm(a), Term::to_perm(b), true)
+        } else {
+            (a, b, false)
+        }
     }
     pub fn bool(b: bool) -> Term {
         mk(Op::Bool(b), Sort::Bool, vec![])
@@ -380,12 +437,24 @@ impl Term {
             Sort::Ref => Term::null(),
             Sort::Snap => Term::unit(),
             Sort::Arr(e) => Term::const_arr(e, Term::default_of(Sort::of_elem(e))),
+            Sort::Perm => Term::none(),
             Sort::Seq(..) => Term::seq_empty(sort),
         }
     }
 
     // ----- arithmetic -----
     pub fn add(a: Term, b: Term) -> Term {
+        let (a, b, perm) = Term::perm_pair(a, b);
+        if perm {
+            return match (a.as_rat(), b.as_rat()) {
+                (Some(x), Some(y)) if x.checked_add(y).is_some() => {
+                    Term::rat(x.checked_add(y).unwrap_or(x))
+                }
+                (Some(Rat::ZERO), _) => b,
+                (_, Some(Rat::ZERO)) => a,
+                _ => mk(Op::Add, Sort::Perm, vec![a, b]),
+            };
+        }
         match (a.as_int(), b.as_int()) {
             (Some(x), Some(y)) if x.checked_add(y).is_some() => Term::int(x + y),
             (Some(0), _) => b,
@@ -394,6 +463,17 @@ impl Term {
         }
     }
     pub fn sub(a: Term, b: Term) -> Term {
+        let (a, b, perm) = Term::perm_pair(a, b);
+        if perm {
+            return match (a.as_rat(), b.as_rat()) {
+                (Some(x), Some(y)) if x.checked_sub(y).is_some() => {
+                    Term::rat(x.checked_sub(y).unwrap_or(x))
+                }
+                (_, Some(Rat::ZERO)) => a,
+                _ if a == b => Term::none(),
+                _ => mk(Op::Sub, Sort::Perm, vec![a, b]),
+            };
+        }
         match (a.as_int(), b.as_int()) {
             (Some(x), Some(y)) if x.checked_sub(y).is_some() => Term::int(x - y),
             (_, Some(0)) => a,
@@ -401,6 +481,18 @@ impl Term {
         }
     }
     pub fn mul(a: Term, b: Term) -> Term {
+        let (a, b, perm) = Term::perm_pair(a, b);
+        if perm {
+            return match (a.as_rat(), b.as_rat()) {
+                (Some(x), Some(y)) if x.checked_mul(y).is_some() => {
+                    Term::rat(x.checked_mul(y).unwrap_or(x))
+                }
+                (Some(Rat::ONE), _) => b,
+                (_, Some(Rat::ONE)) => a,
+                (Some(Rat::ZERO), _) | (_, Some(Rat::ZERO)) => Term::none(),
+                _ => mk(Op::Mul, Sort::Perm, vec![a, b]),
+            };
+        }
         match (a.as_int(), b.as_int()) {
             (Some(x), Some(y)) if x.checked_mul(y).is_some() => Term::int(x * y),
             (Some(1), _) => b,
@@ -421,12 +513,22 @@ impl Term {
         }
     }
     pub fn neg(a: Term) -> Term {
+        if a.sort() == Sort::Perm {
+            return match a.as_rat().and_then(|x| Rat::ZERO.checked_sub(x)) {
+                Some(r) => Term::rat(r),
+                None => mk(Op::Neg, Sort::Perm, vec![a]),
+            };
+        }
         match a.as_int() {
             Some(x) if x.checked_neg().is_some() => Term::int(-x),
             _ => mk(Op::Neg, Sort::Int, vec![a]),
         }
     }
     pub fn lt(a: Term, b: Term) -> Term {
+        let (a, b, _) = Term::perm_pair(a, b);
+        if let (Some(x), Some(y)) = (a.as_rat(), b.as_rat()) {
+            return Term::bool(x.cmp(&y).is_lt());
+        }
         match (a.as_int(), b.as_int()) {
             (Some(x), Some(y)) => Term::bool(x < y),
             _ if a == b => Term::ff(),
@@ -434,6 +536,10 @@ impl Term {
         }
     }
     pub fn le(a: Term, b: Term) -> Term {
+        let (a, b, _) = Term::perm_pair(a, b);
+        if let (Some(x), Some(y)) = (a.as_rat(), b.as_rat()) {
+            return Term::bool(x.cmp(&y).is_le());
+        }
         match (a.as_int(), b.as_int()) {
             (Some(x), Some(y)) => Term::bool(x <= y),
             _ if a == b => Term::tt(),
@@ -443,11 +549,13 @@ impl Term {
 
     // ----- logic -----
     pub fn eq(a: Term, b: Term) -> Term {
+        let (a, b, _) = Term::perm_pair(a, b);
         if a == b {
             return Term::tt();
         }
         match (a.op(), b.op()) {
             (Op::Int(_), Op::Int(_)) | (Op::Bool(_), Op::Bool(_)) => return Term::ff(),
+            (Op::Rat(..), Op::Rat(..)) => return Term::ff(),
             (Op::Class(..), Op::Class(..)) => return Term::ff(),
             (Op::Bool(true), _) => return b,
             (_, Op::Bool(true)) => return a,
@@ -768,6 +876,73 @@ impl Term {
     }
 }
 
+/// An exact rational `n/d` (`d > 0`, lowest terms): constant permission amounts, so
+/// that amounts known syntactically are compared and summed without the solver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Rat {
+    pub n: i64,
+    pub d: i64,
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 { a.abs() } else { gcd(b, a % b) }
+}
+
+impl Rat {
+    pub const ZERO: Rat = Rat { n: 0, d: 1 };
+    pub const ONE: Rat = Rat { n: 1, d: 1 };
+
+    /// `n/d` in lowest terms; `d` must not be 0.
+    pub fn new(n: i64, d: i64) -> Rat {
+        Rat::of(i128::from(n), i128::from(d)).unwrap_or(Rat::ZERO)
+    }
+    fn of(n: i128, d: i128) -> Option<Rat> {
+        if d == 0 {
+            return None;
+        }
+        let g = gcd(n, d).max(1);
+        let (mut n, mut d) = (n / g, d / g);
+        if d < 0 {
+            n = -n;
+            d = -d;
+        }
+        Some(Rat { n: i64::try_from(n).ok()?, d: i64::try_from(d).ok()? })
+    }
+    pub fn checked_add(self, o: Rat) -> Option<Rat> {
+        let (a, b, c, d) = (self.n as i128, self.d as i128, o.n as i128, o.d as i128);
+        Rat::of(a * d + c * b, b * d)
+    }
+    pub fn checked_sub(self, o: Rat) -> Option<Rat> {
+        self.checked_add(Rat { n: o.n.checked_neg()?, d: o.d })
+    }
+    pub fn checked_mul(self, o: Rat) -> Option<Rat> {
+        Rat::of(self.n as i128 * o.n as i128, self.d as i128 * o.d as i128)
+    }
+    pub fn checked_div(self, o: Rat) -> Option<Rat> {
+        Rat::of(self.n as i128 * o.d as i128, self.d as i128 * o.n as i128)
+    }
+    pub fn is_negative(self) -> bool {
+        self.n < 0
+    }
+}
+
+impl PartialOrd for Rat {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Rat {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.n as i128 * o.d as i128).cmp(&(o.n as i128 * self.d as i128))
+    }
+}
+
+impl fmt::Display for Rat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.d == 1 { write!(f, "{}", self.n) } else { write!(f, "{}/{}", self.n, self.d) }
+    }
+}
+
 fn prec(op: &Op) -> u8 {
     match op {
         Op::Implies => 1,
@@ -776,7 +951,7 @@ fn prec(op: &Op) -> u8 {
         Op::Eq => 4,
         Op::Lt | Op::Le => 5,
         Op::Add | Op::Sub => 6,
-        Op::Mul | Op::Div | Op::Mod => 7,
+        Op::Mul | Op::Div | Op::Mod | Op::PDiv => 7,
         Op::Not | Op::Neg => 8,
         _ => 9,
     }
@@ -828,6 +1003,9 @@ impl Term {
         match self.op() {
             Op::Var(n, _) => write!(f, "{n}")?,
             Op::Int(n) => write!(f, "{n}")?,
+            Op::Rat(n, d) => write!(f, "{}", Rat::new(*n, *d))?,
+            Op::ToPerm => a[0].fmt_prec(f, outer)?,
+            Op::PDiv => infix(f, "/")?,
             Op::BigInt(n) => write!(f, "{n}")?,
             Op::Bool(b) => write!(f, "{b}")?,
             Op::Null => write!(f, "null")?,
@@ -920,7 +1098,9 @@ impl Term {
 
 /// The two sides of an equation, a literal last.
 fn lit_right(a: &[Term]) -> (&Term, &Term) {
-    let lit = |t: &Term| matches!(t.op(), Op::Int(_) | Op::BigInt(_) | Op::Bool(_) | Op::Null);
+    let lit = |t: &Term| {
+        matches!(t.op(), Op::Int(_) | Op::Rat(..) | Op::BigInt(_) | Op::Bool(_) | Op::Null)
+    };
     if lit(&a[0]) && !lit(&a[1]) { (&a[1], &a[0]) } else { (&a[0], &a[1]) }
 }
 
@@ -933,6 +1113,7 @@ fn sort_name(s: Sort) -> &'static str {
         Sort::Arr(Elem::Int) => "IntArr",
         Sort::Arr(Elem::Bool) => "BoolArr",
         Sort::Arr(Elem::Ref) => "RefArr",
+        Sort::Perm => "Perm",
         Sort::Seq(..) => "Seq",
     }
 }

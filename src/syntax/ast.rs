@@ -38,6 +38,8 @@ pub struct Ident {
 pub enum Type {
     Int,
     Bool,
+    /// Permission amounts, the rationals (LANGUAGE.md section 11).
+    Perm,
     /// A class type; `Object` is the built-in class every class converts to.
     Class(String),
     Array(Box<Type>),
@@ -56,6 +58,7 @@ impl fmt::Display for Type {
         match self {
             Type::Int => write!(f, "int"),
             Type::Bool => write!(f, "bool"),
+            Type::Perm => write!(f, "perm"),
             Type::Class(c) => write!(f, "{c}"),
             Type::Array(t) => write!(f, "{t}[]"),
             Type::Seq(t) => write!(f, "seq<{t}>"),
@@ -355,6 +358,19 @@ pub enum ExprKind {
     Acc(Box<Expr>),
     /// `acc(a[*])`
     AccArray(Box<Expr>),
+    /// `acc(loc, p)` (LANGUAGE.md section 11): `acc` is the permission at `write`
+    /// (`Acc`, `AccArray`, or after checking a predicate instance `Call`), `amount`
+    /// the `perm` it is held at. `open`/`close`/`opening` take it too.
+    Frac {
+        acc: Box<Expr>,
+        amount: Box<Expr>,
+    },
+    /// `write`, the amount 1.
+    Write,
+    /// `none`, the amount 0.
+    NoPerm,
+    /// `perm(loc)`: the amount held of a field, element or predicate instance.
+    PermOf(Box<Expr>),
     Untouched(Box<Expr>),
     /// `opening e.q(args) in body`: `pred` is a `Call` of a predicate.
     Opening {
@@ -472,6 +488,8 @@ impl Expr {
             | ExprKind::Null
             | ExprKind::This
             | ExprKind::Result
+            | ExprKind::Write
+            | ExprKind::NoPerm
             | ExprKind::Name(_)
             | ExprKind::Local(_) => vec![],
             ExprKind::Field { recv: a, .. }
@@ -481,11 +499,13 @@ impl Expr {
             | ExprKind::Acc(a)
             | ExprKind::AccArray(a)
             | ExprKind::Untouched(a)
+            | ExprKind::PermOf(a)
             | ExprKind::SeqLen(a) => vec![a],
             ExprKind::Index { arr: a, idx: b }
             | ExprKind::Binary { l: a, r: b, .. }
             | ExprKind::Opening { pred: a, body: b }
             | ExprKind::Using { call: a, body: b }
+            | ExprKind::Frac { acc: a, amount: b }
             | ExprKind::SeqIndex { seq: a, idx: b }
             | ExprKind::SeqConcat(a, b)
             | ExprKind::SeqContains { seq: a, elem: b } => vec![a, b],
@@ -523,6 +543,8 @@ impl Expr {
             | ExprKind::Null
             | ExprKind::This
             | ExprKind::Result
+            | ExprKind::Write
+            | ExprKind::NoPerm
             | ExprKind::Name(_)
             | ExprKind::Local(_) => vec![],
             ExprKind::Field { recv: a, .. }
@@ -532,11 +554,13 @@ impl Expr {
             | ExprKind::Acc(a)
             | ExprKind::AccArray(a)
             | ExprKind::Untouched(a)
+            | ExprKind::PermOf(a)
             | ExprKind::SeqLen(a) => vec![a],
             ExprKind::Index { arr: a, idx: b }
             | ExprKind::Binary { l: a, r: b, .. }
             | ExprKind::Opening { pred: a, body: b }
             | ExprKind::Using { call: a, body: b }
+            | ExprKind::Frac { acc: a, amount: b }
             | ExprKind::SeqIndex { seq: a, idx: b }
             | ExprKind::SeqConcat(a, b)
             | ExprKind::SeqContains { seq: a, elem: b } => vec![a, b],

@@ -286,6 +286,19 @@ pub mod build {
         Ok((Expr::new(f(Box::new(a.0), Box::new(c.0)), span), d))
     }
 
+    /// `acc(e, p)`: the permission `acc(e)` (built by `f`) at amount `p`.
+    pub fn acc_amount<'a>(
+        f: impl FnOnce(Box<Expr>) -> ExprKind,
+        e: PE,
+        p: PE,
+        l: usize,
+        r: usize,
+    ) -> R<'a, PE> {
+        let span = Span::new(l, r);
+        let inner = node1(f, e, l, r)?;
+        node2(|acc, amount| ExprKind::Frac { acc, amount }, inner, p, span.start as usize, r)
+    }
+
     pub fn bin<'a>(a: PE, op: BinOp, c: PE) -> R<'a, PE> {
         let (l, r) = (a.0.span.start as usize, c.0.span.end as usize);
         let same = |e: &Expr| matches!(&e.kind, ExprKind::Binary { op: o, .. } if *o == op);

@@ -39,6 +39,9 @@ impl<'p> Verifier<'p> {
         let m = &self.prog.classes[r.class].members[r.member];
         self.collect_local_types(r);
         self.translate_all();
+        // A pure method's precondition is checked in read mode at its calls: its
+        // amounts give no upper-bound facts (LANGUAGE.md section 11).
+        self.no_bounds = m.kind == MemberKind::Pure;
         match m.kind {
             MemberKind::Field => {}
             // An interface's abstract predicate: nothing to check.

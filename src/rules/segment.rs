@@ -1,0 +1,442 @@
+//! Quantified permissions over array elements (LANGUAGE.md section 12): array chunks
+//! with an index condition, `t_a[i | c(i)] ↦ V # π`.
+//!
+//! A condition is a term over the symbol [`Chunk::index`]; `None` is the whole array
+//! (`acc(a[*])`, every index in bounds), so programs without segments keep the
+//! classic whole-array chunks and the classic lookups (`amount.rs`). Everything here
+//! runs only once a heap holds a conditional chunk, or for a quantified permission or
+//! a single element `acc(a[e], p)`:
+//! - produce adds the chunk (the snapshot is its value map) after checking that every
+//!   index of the condition is in bounds (one query over a fresh index);
+//! - consume takes `π` at every index of `c` from the chunks of arrays provably equal
+//!   to `t_a` that hold at least `π` each, disjointly (a chunk gives only where the
+//!   earlier ones do not), after one query that they cover `c`; what is left of a
+//!   chunk is its condition minus what was taken, plus the taken part at `π_k − π`.
+//!   The snapshot is a fresh map equal to the chunks' values on `c` and to the default
+//!   outside (a quantified fact triggered by reads of the map), so two snapshots with
+//!   the same condition are equal when the values agree on it;
+//! - a read of `a[e]` needs a chunk covering `e` at a positive amount, a write the
+//!   covering amounts summing to `write`; both assume that the amounts at `e` of all
+//!   arrays that may be `a` sum to at most `write` (the at-most-write fact at indices
+//!   the program touches).
+//!
+//! Architecture invariant: conditions never mention program variables' symbols bound
+//! inside a quantifier: the bound variable is replaced by `Chunk::index()` before a
+//! chunk is made, and by a fresh symbol in every query.
+
+use crate::decider::Answer;
+use crate::rules::consume::QC;
+use crate::rules::{Q, Verifier, elem_of};
+use crate::state::State;
+use crate::state::chunk::{Chunk, ChunkKind};
+use crate::state::heap::{Heap, Slot};
+use crate::state::term::{Rat, Sort, Term, TermMap};
+use crate::syntax::ast::{BinOp, Expr, ExprKind, Quant};
+
+/// A quantified permission's parts: bound variable, condition, array, amount.
+pub struct QpParts<'p> {
+    pub var: &'p str,
+    pub cond: &'p Expr,
+    pub arr: &'p Expr,
+    pub amount: Option<&'p Expr>,
+}
+
+/// The parts of a checked quantified permission (section 12's shape).
+pub fn qp_parts(q: &Quant) -> Option<QpParts<'_>> {
+    let [b] = q.vars.as_slice() else { return None };
+    let ExprKind::Binary { op: BinOp::Implies, l, r } = &q.body.kind else { return None };
+    let (acc, amount) = match &r.kind {
+        ExprKind::Frac { acc, amount } => (&**acc, Some(&**amount)),
+        _ => (&**r, None),
+    };
+    let ExprKind::Acc(loc) = &acc.kind else { return None };
+    let ExprKind::Index { arr, .. } = &loc.kind else { return None };
+    Some(QpParts { var: &b.name.name, cond: l, arr, amount })
+}
+
+/// `c` with the index symbol replaced by `e`.
+pub fn at(c: &Term, e: &Term) -> Term {
+    let mut map = TermMap::default();
+    map.insert(Chunk::index(), e.clone());
+    c.substitute(&map)
+}
+
+/// Does the heap hold a conditional array chunk?
+pub fn has_segments(h: &Heap) -> bool {
+    h.of_kind(&ChunkKind::Array).any(|(_, c)| c.cond.is_some())
+}
+
+impl<'p> Verifier<'p> {
+    /// Evaluate the condition of a quantified permission over the index symbol.
+    pub fn qp_cond(&mut self, s: State, parts: &QpParts<'p>, q: Q<'_, 'p, Term>) {
+        let mut inner = s.clone();
+        inner.set(parts.var, Chunk::index());
+        self.eval(inner, parts.cond, &|v, _s, c| q(v, s.clone(), c))
+    }
+
+    /// Every index of `c` is in bounds of `ta` (`index.out.of.bounds` at `a`), and `ta`
+    /// is not null when some index satisfies `c` (`receiver.null`).
+    pub fn qp_wellformed(&mut self, s: &State, ta: &Term, c: &Term, a: &Expr) -> bool {
+        let k = self.fresh("k", Sort::Int);
+        let ck = at(c, &k);
+        let nn = Term::implies(ck.clone(), Term::ne(ta.clone(), Term::null()));
+        if !self.check(s, &nn, a.span, "receiver.null", || {
+            "the array of a quantified permission might be null".to_string()
+        }) {
+            return false;
+        }
+        let inb = Term::implies(
+            ck,
+            Term::and(Term::le(Term::int(0), k.clone()), Term::lt(k, Term::len(ta.clone()))),
+        );
+        self.check(s, &inb, a.span, "index.out.of.bounds", || {
+            "an index of the quantified permission might be out of bounds".to_string()
+        })
+    }
+
+    /// Add the array chunk `ta[i | c] ↦ value # pi` (no facts: they are assumed where
+    /// elements are read or written).
+    pub fn add_segment(
+        &mut self,
+        s: State,
+        ta: Term,
+        c: Term,
+        value: Term,
+        pi: Term,
+        q: Q<'_, 'p, ()>,
+    ) {
+        let mut s = s;
+        if pi.as_rat() == Some(Rat::ZERO) || c.is_false() {
+            return q(self, s, ());
+        }
+        self.note_ref(&ta);
+        // The same segment (syntactically): amounts add up, values agree on it.
+        let same = s
+            .heap
+            .of_kind(&ChunkKind::Array)
+            .find(|(_, o)| o.recv.as_ref() == Some(&ta) && o.cond.as_ref() == Some(&c))
+            .map(|(slot, o)| (slot, o.clone()));
+        if let Some((slot, o)) = same {
+            let x = self.fresh("j", Sort::Int);
+            let (r1, r2) =
+                (Term::select(o.value.clone(), x.clone()), Term::select(value, x.clone()));
+            let agree = Term::implies(at(&c, &x), Term::eq(r1.clone(), r2.clone()));
+            self.dec.assume_derived(Term::quant(true, vec![x], vec![vec![r1], vec![r2]], agree));
+            let sum = Term::add(o.perm.clone(), pi);
+            s.heap.replace(&slot, o.at(sum));
+            return q(self, s, ());
+        }
+        let mut chunk = Chunk::array(ta, value).at(pi);
+        chunk.cond = Some(c);
+        s.heap.add(chunk);
+        self.note_heap_size(&s);
+        q(self, s, ())
+    }
+
+    /// Produce a quantified permission `forall i :: c ==> acc(a[i], p)` (`a` its node).
+    pub fn produce_qp(
+        &mut self,
+        s: State,
+        snap: Term,
+        qn: &'p Quant,
+        a: &'p Expr,
+        q: Q<'_, 'p, ()>,
+    ) {
+        let Some(parts) = qp_parts(qn) else {
+            return self.internal(&s, a.span, "a quantified permission of another shape");
+        };
+        let amount = parts.amount;
+        let arr = parts.arr;
+        self.eval(s, arr, &|v, s, ta| {
+            v.eval_amount(s, amount, a, &|v, s, pi| {
+                let ta = ta.clone();
+                let snap = snap.clone();
+                v.qp_cond(s, &qp_parts(qn).expect("checked shape"), &|v, s, c| {
+                    if !v.qp_wellformed(&s, &ta, &c, a) {
+                        return;
+                    }
+                    let value = v.unwrap_snap(&snap, Sort::Arr(elem_of(&arr.ty)));
+                    v.add_segment(s, ta.clone(), c, value, pi.clone(), q)
+                })
+            })
+        })
+    }
+
+    /// Evaluate an optional amount (default `write`), scaled, checked non-negative.
+    pub fn eval_amount(
+        &mut self,
+        s: State,
+        amount: Option<&'p Expr>,
+        a: &'p Expr,
+        q: Q<'_, 'p, Term>,
+    ) {
+        match amount {
+            None => {
+                let pi = self.scale.clone();
+                q(self, s, pi)
+            }
+            Some(e) => self.eval(s, e, &|v, s, t| {
+                let pi = Term::mul(v.scale.clone(), Term::to_perm(t));
+                if !v.check_nonneg(&s, &pi, a) {
+                    return;
+                }
+                q(v, s, pi)
+            }),
+        }
+    }
+
+    /// The array chunks of arrays provably equal to `ta`; `None` when the solver gave up.
+    fn array_chunks(&mut self, h: &Heap, ta: &Term) -> Option<Vec<Slot>> {
+        self.matching(h, &ChunkKind::Array, Some(ta), &[])
+    }
+
+    /// Take `pi` at every index of `c` of array `ta` from `h2` (failures at `a`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn consume_segment(
+        &mut self,
+        s: State,
+        h2: Heap,
+        ta: Term,
+        c: Term,
+        elem: Sort,
+        pi: Term,
+        a: &'p Expr,
+        q: QC<'_, 'p>,
+    ) {
+        if pi.as_rat() == Some(Rat::ZERO) || c.is_false() {
+            return q(self, s, h2, Term::unit());
+        }
+        let Some(slots) = self.array_chunks(&h2, &ta) else {
+            return self.fail_unknown(&s, a.span);
+        };
+        let k = self.fresh("k", Sort::Int);
+        let mut able = vec![];
+        if self.read_mode {
+            // Some positive amount at every index of `c`.
+            let sum = slots.iter().fold(Term::none(), |acc, sl| {
+                let ch = h2.get(sl);
+                Term::add(acc, Term::ite(ch.covers(&k), ch.perm.clone(), Term::none()))
+            });
+            let goal = Term::implies(at(&c, &k), Term::lt(Term::none(), sum));
+            match self.dec.prove(&goal) {
+                Answer::Proved => able = slots.clone(),
+                Answer::Unknown => return self.fail_unknown(&s, a.span),
+                Answer::Refuted => {}
+            }
+        } else {
+            for sl in &slots {
+                let p = h2.get(sl).perm.clone();
+                match self.amount_ge(&p, &pi) {
+                    Answer::Proved => able.push(sl.clone()),
+                    Answer::Unknown => return self.fail_unknown(&s, a.span),
+                    Answer::Refuted => {}
+                }
+            }
+            let any = able.iter().fold(Term::ff(), |acc, sl| Term::or(acc, h2.get(sl).covers(&k)));
+            let goal = Term::implies(at(&c, &k), any);
+            if !able.is_empty() {
+                match self.dec.prove(&goal) {
+                    Answer::Proved => {}
+                    Answer::Unknown => return self.fail_unknown(&s, a.span),
+                    Answer::Refuted => able.clear(),
+                }
+            }
+        }
+        if able.is_empty() {
+            let what = format!(
+                "no permission to all elements of `{}` at `{pi}` where `{c}` (i# the index)",
+                crate::rules::show::expr(a)
+            );
+            return self.fail(&s, a.span, "insufficient.permission", what);
+        }
+        // Take disjointly: chunk j gives where c holds and no earlier chunk covered.
+        let i = Chunk::index();
+        let mut h2 = h2;
+        let mut earlier = Term::ff();
+        let mut value_at = Term::default_of(Sort::of_elem(elem_of_sort(elem)));
+        let mut pieces = vec![];
+        for sl in &able {
+            let ch = h2.get(sl).clone();
+            let cov = ch.covers(&i);
+            let taken = Term::and_all(vec![c.clone(), cov.clone(), Term::not(earlier.clone())]);
+            earlier = Term::or(earlier, cov.clone());
+            pieces.push((taken.clone(), ch.value.clone()));
+            if self.read_mode {
+                // What the callee does not read stays (termination rule 2), when an
+                // index of it provably exists.
+                h2.remove(sl);
+                let rest = Term::and(cov.clone(), Term::not(c.clone()));
+                if self.termination.is_some() && self.nonempty(&rest) {
+                    let mut r = ch.clone();
+                    r.cond = Some(rest);
+                    h2.add(r);
+                }
+                continue;
+            }
+            h2.remove(sl);
+            let rest = Term::and(cov.clone(), Term::not(taken.clone()));
+            if !rest.is_false() {
+                let mut r = ch.clone();
+                r.cond = Some(rest);
+                h2.add(r);
+            }
+            let left = Term::sub(ch.perm.clone(), pi.clone());
+            if left.as_rat() != Some(Rat::ZERO) {
+                let mut r = ch.clone().at(left);
+                r.cond = Some(taken);
+                h2.add(r);
+            }
+        }
+        let _ = &mut value_at;
+        // The snapshot: a map equal to the values on `c`, the default elsewhere.
+        let m = self.summary_map(&pieces, &c, elem);
+        q(self, s, h2, Term::wrap(m))
+    }
+
+    /// Does some index satisfy `c` provably? Tried at the bounds `c`'s comparisons name.
+    fn nonempty(&mut self, c: &Term) -> bool {
+        let i = Chunk::index();
+        let mut cands = vec![];
+        let mut stack = vec![c.clone()];
+        while let Some(t) = stack.pop() {
+            match t.op() {
+                crate::state::term::Op::And => stack.extend(t.args().iter().cloned()),
+                crate::state::term::Op::Le
+                | crate::state::term::Op::Lt
+                | crate::state::term::Op::Eq => {
+                    let (x, y) = (&t.args()[0], &t.args()[1]);
+                    let strict = matches!(t.op(), crate::state::term::Op::Lt);
+                    if *y == i && *x != i {
+                        cands.push(if strict {
+                            Term::add(x.clone(), Term::int(1))
+                        } else {
+                            x.clone()
+                        });
+                    } else if *x == i && *y != i {
+                        cands.push(if strict {
+                            Term::sub(y.clone(), Term::int(1))
+                        } else {
+                            y.clone()
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        cands.into_iter().take(4).any(|w| self.dec.prove(&at(c, &w)) == Answer::Proved)
+    }
+
+    /// A fresh map `M` of sort `sort` with `∀j. M[j] = (c(j) ? V_1[j] where c_1(j), else
+    /// V_2[j] where c_2(j), ..., : default)` for the pieces `(c_k, V_k)` (conditions over
+    /// the index symbol), triggered by reads of `M`.
+    fn summary_map(&mut self, pieces: &[(Term, Term)], c: &Term, sort: Sort) -> Term {
+        let x = self.fresh("j", Sort::Int);
+        let mut value = Term::default_of(Sort::of_elem(elem_of_sort(sort)));
+        for (ck, vk) in pieces.iter().rev() {
+            value = Term::ite(at(ck, &x), Term::select(vk.clone(), x.clone()), value);
+        }
+        let value =
+            Term::ite(at(c, &x), value, Term::default_of(Sort::of_elem(elem_of_sort(sort))));
+        let m = self.fresh("V", sort);
+        let read = Term::select(m.clone(), x.clone());
+        let def = Term::quant(true, vec![x], vec![vec![read.clone()]], Term::eq(read, value));
+        self.dec.assume_derived(def);
+        m
+    }
+
+    /// The chunk value of `a[e]` where some chunk of `ta` covers `e` at a positive
+    /// amount; `Err(true)` when the solver gave up, `Err(false)` when there is none.
+    pub fn read_segment(&mut self, h: &Heap, ta: &Term, e: &Term) -> Result<Term, bool> {
+        self.assume_at_most_write(h, ta, e);
+        let slots = self.array_chunks(h, ta).ok_or(true)?;
+        for sl in &slots {
+            let ch = h.get(sl);
+            let goal = Term::and(ch.covers(e), Term::lt(Term::none(), ch.perm.clone()));
+            match self.dec.prove(&goal) {
+                Answer::Proved => return Ok(Term::select(ch.value.clone(), e.clone())),
+                Answer::Unknown => return Err(true),
+                Answer::Refuted => {}
+            }
+        }
+        let sum = self.held_elem(h, ta, e);
+        if slots.len() > 1 {
+            match self.amount_positive(&sum) {
+                Answer::Proved => {
+                    let pieces: Vec<(Term, Term)> = slots
+                        .iter()
+                        .map(|sl| {
+                            let ch = h.get(sl);
+                            (ch.covers(&Chunk::index()), ch.value.clone())
+                        })
+                        .collect();
+                    let sort = h.get(&slots[0]).value.sort();
+                    let m = self.summary_map(&pieces, &Term::tt(), sort);
+                    return Ok(Term::select(m, e.clone()));
+                }
+                Answer::Unknown => return Err(true),
+                Answer::Refuted => {}
+            }
+        }
+        Err(false)
+    }
+
+    /// `a[e] = v` on segments: the amounts covering `e` must sum to `write`; every chunk
+    /// of the array gets the new value at `e` (outside its condition it is irrelevant).
+    pub fn write_segment(
+        &mut self,
+        h: &mut Heap,
+        ta: &Term,
+        e: &Term,
+        v: &Term,
+    ) -> Result<(), bool> {
+        self.assume_at_most_write(h, ta, e);
+        let slots = self.array_chunks(h, ta).ok_or(true)?;
+        let sum = slots.iter().fold(Term::none(), |acc, sl| {
+            let ch = h.get(sl);
+            Term::add(acc, Term::ite(ch.covers(e), ch.perm.clone(), Term::none()))
+        });
+        match self.amount_ge(&sum, &Term::write()) {
+            Answer::Proved => {}
+            Answer::Unknown => return Err(true),
+            Answer::Refuted => return Err(false),
+        }
+        for sl in &slots {
+            let mut ch = h.get(sl).clone();
+            ch.value = Term::store(ch.value.clone(), e.clone(), v.clone());
+            h.replace(sl, ch);
+        }
+        Ok(())
+    }
+
+    /// The amount of `a[e]` held (arrays possibly equal to `ta` included).
+    pub fn held_elem(&self, h: &Heap, ta: &Term, e: &Term) -> Term {
+        let mut sum = Term::none();
+        for (_, ch) in h.of_kind(&ChunkKind::Array) {
+            let Some(r) = &ch.recv else { continue };
+            let g = Term::and(Term::eq(r.clone(), ta.clone()), ch.covers(e));
+            if g.is_false() {
+                continue;
+            }
+            sum = Term::add(sum, Term::ite(g, ch.perm.clone(), Term::none()));
+        }
+        sum
+    }
+
+    /// At index `e`, the arrays that may be `ta` hold at most `write` in all.
+    fn assume_at_most_write(&mut self, h: &Heap, ta: &Term, e: &Term) {
+        let sum = self.held_elem(h, ta, e);
+        if !self.no_bounds {
+            let bound = Term::le(sum, Term::write());
+            if !bound.is_true() {
+                self.dec.assume_derived(bound);
+            }
+        }
+    }
+}
+
+fn elem_of_sort(s: Sort) -> crate::state::term::Elem {
+    match s {
+        Sort::Arr(e) => e,
+        _ => crate::state::term::Elem::Int,
+    }
+}
