@@ -717,7 +717,7 @@ impl Backend {
                     return q;
                 }
                 if std::env::var_os("IDF_DEBUG_QUANT").is_some() {
-                    eprintln!("Z3 rejected the quantifier {t}");
+                    crate::say!("Z3 rejected the quantifier {t}");
                 }
                 // Patterns Z3 rejects (an `ite` or a connective inside): the quantifier
                 // without them, which only weakens what an assumed one gives.
@@ -1112,7 +1112,7 @@ fn dump_query(dir: &std::path::Path, assertions: &str, query: &str) -> std::path
     let text = format!("{assertions}\n(assert {query})\n(check-sat)\n");
     let path = dir.join(format!("q{n}.smt2"));
     if let Err(e) = std::fs::write(&path, text) {
-        eprintln!("IDF_DUMP_SMT: {e}");
+        crate::say!("IDF_DUMP_SMT: {e}");
     }
     path
 }

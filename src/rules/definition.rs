@@ -319,14 +319,14 @@ impl<'p> Verifier<'p> {
         let dispatch: Vec<(usize, Vec<Term>)> =
             dispatch_axioms.into_iter().map(|(c, ts)| (c, skolemize(ts))).collect();
         if std::env::var_os("IDF_DEBUG_DEFS").is_some() {
-            eprintln!("definition of {name} (terminates: {terminates}):");
+            crate::say!("definition of {name} (terminates: {terminates}):");
             for t in body
                 .iter()
                 .chain(&post)
                 .chain(&derived)
                 .chain(dispatch.iter().flat_map(|(_, ts)| ts))
             {
-                eprintln!("  {t}");
+                crate::say!("  {t}");
             }
         }
         Definition {

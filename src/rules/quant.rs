@@ -71,7 +71,6 @@ impl<'p> Verifier<'p> {
                 }
             }
         }
-        let leaves = crate::rules::expand(&leaves);
         self.assume_bound_facts(&leaves, &vars, &groups);
         if qn.kind == QuantKind::Exists {
             self.mention_ground_terms(&leaves, &vars);
