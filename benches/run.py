@@ -75,6 +75,10 @@ ELSEIF_MERGE_FACTOR = 2.0
 ELSEIF_LINEAR = 12.0
 WORKLOADS += [("elseif", n) for n in ELSEIF_SIZES]
 LOCAL_WORKLOADS["elseif"] = [ELSEIF_GEN]
+# Trees grafted by N calls, their depth through a heap-free helper
+# (benches/graft_workload.py; issue 20: the C2 shape).
+WORKLOADS += [("grafts", n) for n in (2, 8, 32)]
+LOCAL_WORKLOADS["grafts"] = [os.path.join(ROOT, "benches", "graft_workload.py")]
 
 # Targets of the issues (seconds; issue 13 for the 20 ms, chain 10000, paths 20/200,
 # list 1000 and one-member figures).
