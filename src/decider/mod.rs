@@ -408,7 +408,15 @@ impl Decider {
         if self.known(&Term::ff()) {
             return Answer::Proved;
         }
-        match self.check(&Term::not(t.clone())) {
+        // The negation is on the path: not provable unless the path is contradictory,
+        // and a failure on a contradictory path is pruned when reported (what a caller
+        // does on a dead path does not matter). No query: a lookup that compares a
+        // receiver known non-null with `null` asked Z3 for a model each time.
+        let negation = Term::not(t.clone());
+        if self.known(&negation) {
+            return Answer::Refuted;
+        }
+        match self.check(&negation) {
             Sat::Unsat => Answer::Proved,
             Sat::Sat => Answer::Refuted,
             Sat::Unknown => Answer::Unknown,
