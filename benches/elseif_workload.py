@@ -49,15 +49,15 @@ def elseif(n, bad=False):
     return jv
 
 
-def check_out(out):
+def check_out(out, doc=None, name="elseif_workload.py"):
     """OUTDIR must not be inside the repository (generated programs are not committed),
     nor an option or a size where the folder belongs (`--help`, `500`), which would
     write the programs into a folder of that name."""
     if out.startswith("-") or out.isdigit():
-        sys.exit(__doc__)
+        sys.exit(doc or __doc__)
     real = os.path.realpath(out)
     if real == ROOT or real.startswith(ROOT + os.sep):
-        sys.exit(f"elseif_workload.py: {out} is inside the repository; give a folder outside it")
+        sys.exit(f"{name}: {out} is inside the repository; give a folder outside it")
     os.makedirs(real, exist_ok=True)
     return real
 

@@ -16,6 +16,9 @@ The failing sibling asserts one more than the depth of the last tree: exactly on
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from elseif_workload import check_out  # noqa: E402  (the same output-folder rules)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = [2, 8, 32]
 
@@ -59,16 +62,6 @@ def grafts(n, bad=False):
     return jv
 
 
-def check_out(out):
-    if out.startswith("-") or out.isdigit():
-        sys.exit(__doc__)
-    real = os.path.realpath(out)
-    if real == ROOT or real.startswith(ROOT + os.sep):
-        sys.exit(f"graft_workload.py: {out} is inside the repository; give a folder outside it")
-    os.makedirs(real, exist_ok=True)
-    return real
-
-
 def write(out, n, bad=False):
     path = os.path.join(out, f"grafts_{n}" + ("_bad" if bad else "") + ".jv")
     with open(path, "w") as f:
@@ -81,7 +74,7 @@ def main():
     bad = "--bad" in sys.argv[1:]
     if len(args) not in (1, 2):
         sys.exit(__doc__)
-    out = check_out(args[0])
+    out = check_out(args[0], __doc__, "graft_workload.py")
     if len(args) == 2:
         write(out, int(args[1]), bad)
     else:

@@ -29,6 +29,22 @@ fn run(args: &[&str], paths: &[&Path]) -> (i32, String) {
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Every file under `dir` (the cache's entries).
+fn entries_under(dir: &Path) -> Vec<PathBuf> {
+    let mut entries = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                entries.push(e.path());
+            }
+        }
+    }
+    entries
+}
+
 fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
@@ -396,17 +412,7 @@ fn corrupt_entries_are_misses_and_timeouts_are_never_stored() {
     let c = cache.to_str().unwrap();
     let file = root.join("examples/cell.jv");
     let (code, first) = run(&["--cache", c, "--format", "json"], &[&file]);
-    let mut entries = vec![];
-    let mut stack = vec![cache.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            if e.path().is_dir() {
-                stack.push(e.path());
-            } else {
-                entries.push(e.path());
-            }
-        }
-    }
+    let entries = entries_under(&cache);
     assert!(!entries.is_empty());
     // Truncated, empty, garbage, and valid JSON of another shape.
     for (i, e) in entries.iter().enumerate() {
@@ -474,17 +480,7 @@ fn edited_entries_are_misses() {
     .unwrap();
     let (code, first) = run(&["--cache", c, "--format", "json"], &[&file]);
     assert_eq!(code, 1, "{first}");
-    let mut entries = vec![];
-    let mut stack = vec![cache.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            if e.path().is_dir() {
-                stack.push(e.path());
-            } else {
-                entries.push(e.path());
-            }
-        }
-    }
+    let entries = entries_under(&cache);
     assert!(!entries.is_empty());
     for (i, e) in entries.iter().enumerate() {
         let text = std::fs::read_to_string(e).unwrap();
