@@ -413,7 +413,7 @@ impl Decider {
         // does on a dead path does not matter). No query: a lookup that compares a
         // receiver known non-null with `null` asked Z3 for a model each time.
         let negation = Term::not(t.clone());
-        if self.known(&negation) {
+        if !negation.is_true() && self.known(&negation) {
             return Answer::Refuted;
         }
         match self.check(&negation) {
@@ -846,5 +846,16 @@ mod tests {
         d.assume(Term::lt(x.clone(), Term::int(0)));
         d.assume(Term::lt(Term::int(0), x));
         assert_eq!(d.prove(&Term::ff()), Answer::Proved);
+    }
+
+    #[test]
+    fn a_goal_whose_negation_is_on_the_path_is_refuted_without_a_query() {
+        let mut d = Decider::new(None);
+        let r = Term::var("r", Sort::Ref);
+        d.assume(Term::ne(r.clone(), Term::null()));
+        let before = d.counters.queries;
+        assert_eq!(d.prove(&Term::eq(r.clone(), Term::null())), Answer::Refuted);
+        assert_eq!(d.counters.queries, before);
+        assert_eq!(d.prove(&Term::ne(r, Term::null())), Answer::Proved);
     }
 }
