@@ -347,28 +347,12 @@ fn walk(
 pub fn calls_in(e: &Expr, out: &mut Vec<MemberRef>) {
     let mut stack: Vec<&Expr> = vec![e];
     while let Some(e) = stack.pop() {
-        match &e.kind {
-            ExprKind::Field { recv, .. } => stack.push(recv),
-            ExprKind::Length(a) | ExprKind::Old(a) | ExprKind::Acc(a) => stack.push(a),
-            ExprKind::AccArray(a) | ExprKind::Untouched(a) => stack.push(a),
-            ExprKind::Unary { e, .. } => stack.push(e),
-            ExprKind::Index { arr, idx } => stack.extend([&**arr, &**idx]),
-            ExprKind::Binary { l, r, .. } => stack.extend([&**l, &**r]),
-            ExprKind::Cond { c, a, b } => stack.extend([&**c, &**a, &**b]),
-            ExprKind::Opening { pred: x, body } | ExprKind::Using { call: x, body } => {
-                stack.extend([&**x, &**body])
-            }
-            ExprKind::Call { recv, args, target, .. } => {
-                if let Some(t) = target {
-                    out.push(*t);
-                }
-                if let CallRecv::Expr(r) = recv {
-                    stack.push(r);
-                }
-                stack.extend(args.iter());
-            }
-            _ => {}
+        if let ExprKind::Call { target: Some(t), .. } = &e.kind {
+            out.push(*t);
         }
+        // Every kind of sub-expression (quantifier bodies and triggers, sequence
+        // literals, slices, amounts): a call missed here would hide recursion.
+        stack.extend(e.children());
     }
 }
 
