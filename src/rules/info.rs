@@ -330,6 +330,9 @@ fn walk(
                 collect_provided(prog, info, *t, seen, out);
             }
         }
+        // A part of the permission provides the field to read (`acc(this.f, 1/2)`,
+        // `acc(this.q(), p)`).
+        ExprKind::Frac { acc, .. } => walk(prog, info, acc, seen, out),
         ExprKind::Binary { l, r, .. } => {
             walk(prog, info, l, seen, out);
             walk(prog, info, r, seen, out);
