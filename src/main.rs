@@ -25,12 +25,61 @@ enum Format {
 }
 
 /// Verify `.jv` programs by symbolic execution for implicit dynamic frames.
+///
+/// `idf-verify FILE...` verifies (the `verify` subcommand is the default); a path named
+/// like a subcommand is verified with `idf-verify -- test` or `idf-verify verify test`.
 #[derive(Parser, Debug)]
-#[command(name = "idf-verify", version)]
+#[command(
+    name = "idf-verify",
+    version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    verify: VerifyArgs,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// Verify files or folders (what `idf-verify PATH...` does).
+    Verify(VerifyArgs),
+    /// Run every member concretely on random input states (a testing oracle).
+    Test(TestArgs),
+    /// Speak the Language Server Protocol on stdin and stdout (for editors).
+    ///
+    /// Client settings (initializationOptions): timeout (seconds per member, default
+    /// 10, null for none), jobs (members in parallel, default all cores), debounceMs
+    /// (default 300), smoke.
+    Lsp(LspArgs),
+    /// Join the JSON documents of `--shard K/N` runs into the unsharded run's document.
+    Merge(MergeArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ColorWhen {
+    /// Colours when stdout is a terminal and `NO_COLOR` is not set.
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(clap::Args, Debug)]
+struct VerifyArgs {
     /// Files, or folders searched recursively for *.jv.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
+    /// Colours in human output.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    color: ColorWhen,
+    /// Quiet: print failures, warnings and the summary only (no line per verified member).
+    #[arg(short, long, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Verbose: per-member statistics as with --stats.
+    #[arg(short, long)]
+    verbose: bool,
     /// human: per-member lines, diagnostics, summary (streamed); json: one JSON
     /// document; jsonl: JSON Lines, streamed.
     #[arg(long, value_enum, default_value = "human")]
@@ -54,7 +103,7 @@ struct Cli {
     #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     slowest: Option<usize>,
     /// Members verified in parallel (default: all cores).
-    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    #[arg(short, long, value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
     /// Whole-run time limit: past it no member starts and members not finished are
     /// reported as verification.timeout.
@@ -100,9 +149,8 @@ const MAX_TIMEOUT: f64 = 7.0 * 24.0 * 3600.0;
 const MAX_JOBS: usize = 256;
 
 /// `idf-verify test PATHS`: run every member concretely on random input states.
-#[derive(Parser, Debug)]
-#[command(name = "idf-verify test")]
-struct TestCli {
+#[derive(clap::Args, Debug)]
+struct TestArgs {
     /// Files, or folders searched recursively for *.jv.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
@@ -117,9 +165,24 @@ struct TestCli {
     methods: Vec<String>,
 }
 
+/// `idf-verify lsp`: the server takes its settings from the client.
+#[derive(clap::Args, Debug)]
+struct LspArgs {
+    /// Accepted for editors that pass it (the server always speaks on stdin and stdout).
+    #[arg(long)]
+    stdio: bool,
+}
+
+/// `idf-verify merge SHARD.json...`.
+#[derive(clap::Args, Debug)]
+struct MergeArgs {
+    /// The JSON documents of the `--shard K/N` runs (`--format json`).
+    #[arg(required = true, value_name = "SHARD.json")]
+    files: Vec<PathBuf>,
+}
+
 /// `idf-verify test ...`: 0 no concrete failure, 1 some, 2 input errors.
-fn test_main(args: Vec<std::ffi::OsString>) -> i32 {
-    let cli = TestCli::try_parse_from(args).unwrap_or_else(|e| e.exit());
+fn test_main(cli: TestArgs) -> i32 {
     let opts = idf_verify::testing::TestOptions {
         paths: cli.paths,
         runs: cli.runs,
@@ -168,14 +231,8 @@ impl<W> Recording<W> {
 
 /// `idf-verify merge SHARD.json...`: print the unsharded run's JSON document; exit with
 /// its status (2 when the documents do not merge).
-fn merge_main(args: Vec<std::ffi::OsString>) -> i32 {
-    let files: Vec<PathBuf> = args.into_iter().skip(1).map(PathBuf::from).collect();
-    if files.is_empty() || files.iter().any(|f| f.to_str().is_some_and(|s| s.starts_with('-'))) {
-        idf_verify::say!(
-            "usage: idf-verify merge SHARD.json...  (the JSON of each `--shard K/N` run)"
-        );
-        return 2;
-    }
+fn merge_main(cli: MergeArgs) -> i32 {
+    let files = cli.files;
     let mut docs = vec![];
     for f in &files {
         match read_shard(f) {
@@ -313,17 +370,31 @@ fn interrupted_status() -> i32 {
 }
 
 fn real_main() -> i32 {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|a| a == "test") {
-        return test_main(args.into_iter().skip(1).collect());
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
+    match cli.command {
+        None => verify_main(cli.verify),
+        Some(Command::Verify(v)) => verify_main(v),
+        Some(Command::Test(t)) => test_main(t),
+        Some(Command::Lsp(_)) => idf_verify::lsp::main(),
+        Some(Command::Merge(m)) => merge_main(m),
     }
-    if args.get(1).is_some_and(|a| a == "lsp") {
-        return idf_verify::lsp::main(&args[2..]);
+}
+
+/// A usage error or `--help`/`--version`: clap's text and status (2, or 0 for help),
+/// 3 when that text cannot be written.
+fn clap_exit(e: &clap::Error) -> i32 {
+    let written = e.print().and_then(|()| std::io::stdout().flush());
+    match written {
+        Ok(()) => e.exit_code(),
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => e.exit_code(),
+        Err(_) => 3,
     }
-    if args.get(1).is_some_and(|a| a == "merge") {
-        return merge_main(args.into_iter().skip(1).collect());
-    }
-    let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
+}
+
+fn verify_main(cli: VerifyArgs) -> i32 {
     install_interrupt_handler();
     let opts = Options {
         methods: cli.methods.clone(),
@@ -332,7 +403,7 @@ fn real_main() -> i32 {
             timeout: cli.timeout,
             trace: cli.trace,
             counterexample: cli.counterexample,
-            stats: cli.stats,
+            stats: cli.stats || cli.verbose,
             smoke: cli.smoke,
             merge: !cli.no_merge,
             rlimit: match cli.rlimit {
@@ -359,10 +430,10 @@ fn real_main() -> i32 {
         return 2;
     }
     // Human and JSON Lines output stream as members finish; the others need the run.
-    let mut out = StandardStream::stdout(color_choice());
+    let mut out = StandardStream::stdout(color_choice(cli.color));
     let mut streamed: std::io::Result<()> = Ok(());
     let mut views = report::FileView::default();
-    let hopts = human::HumanOptions { stats: cli.stats };
+    let hopts = human::HumanOptions { stats: cli.stats || cli.verbose, quiet: cli.quiet };
     let machine = cli.format != Format::Human;
     let term = std::env::var("TERM").ok();
     let mut progress = report::progress::Progress::new(report::progress::should_show(
@@ -412,7 +483,7 @@ fn real_main() -> i32 {
             Format::Human => streamed
                 .and_then(|()| human::render_summary(&mut out, &run))
                 .and_then(|()| human_totals(&mut out, &run, cli.slowest))
-                .and_then(|()| match (&opts.cache, cli.stats) {
+                .and_then(|()| match (&opts.cache, cli.stats || cli.verbose) {
                     (Some(dir), true) => writeln!(
                         out,
                         "cache: {} hit{}, {} verified, {} stored in {}",
@@ -443,11 +514,17 @@ fn human_totals(out: &mut dyn Write, run: &Run, slowest: Option<usize>) -> std::
     }
 }
 
-fn color_choice() -> ColorChoice {
-    if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
-        ColorChoice::Auto
-    } else {
-        ColorChoice::Never
+/// `--color`: `auto` colours a terminal unless `NO_COLOR` is set (no-color.org).
+fn color_choice(when: ColorWhen) -> ColorChoice {
+    match when {
+        ColorWhen::Always => ColorChoice::Always,
+        ColorWhen::Never => ColorChoice::Never,
+        ColorWhen::Auto
+            if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() =>
+        {
+            ColorChoice::Auto
+        }
+        ColorWhen::Auto => ColorChoice::Never,
     }
 }
 

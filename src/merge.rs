@@ -15,27 +15,61 @@
 use crate::shard::{file_shard, member_shard};
 use serde_json::{Map, Value};
 
+/// Why shard documents do not merge.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("no shard documents given")]
+    NoDocuments,
+    #[error("{name}: not a JSON document: {source}")]
+    NotJson { name: String, source: serde_json::Error },
+    #[error("{name}: no `shard` key (write it with `--shard K/N --format json`)")]
+    NoShardKey { name: String },
+    #[error("{name}: malformed `shard` key")]
+    MalformedShardKey { name: String },
+    #[error("shard {k}/{count} is missing")]
+    Missing { k: usize, count: usize },
+    #[error("{name}: shard {k}/{count} is not of the same batch as the others")]
+    OtherBatch { name: String, k: usize, count: usize },
+    #[error("{name}: shard {k}/{count} is given twice")]
+    Twice { name: String, k: usize, count: usize },
+    /// A document that does not say what the layout says it must.
+    #[error("{0}")]
+    Inconsistent(String),
+    #[error("cannot write the merged document: {0}")]
+    Write(serde_json::Error),
+}
+
+impl From<String> for MergeError {
+    fn from(s: String) -> MergeError {
+        MergeError::Inconsistent(s)
+    }
+}
+
+impl From<&str> for MergeError {
+    fn from(s: &str) -> MergeError {
+        MergeError::Inconsistent(s.to_string())
+    }
+}
+
 /// The merged document's text and its exit status, or why the shards do not merge.
-pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), String> {
+pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), MergeError> {
     if docs.is_empty() {
-        return Err("no shard documents given".into());
+        return Err(MergeError::NoDocuments);
     }
     let mut parsed: Vec<(String, Value)> = vec![];
     for (name, bytes) in docs {
         let v: Value = serde_json::from_slice(bytes)
-            .map_err(|e| format!("{name}: not a JSON document: {e}"))?;
+            .map_err(|source| MergeError::NotJson { name: name.clone(), source })?;
         parsed.push((name.clone(), v));
     }
-    let shard = |name: &str, v: &Value| -> Result<(usize, usize, Value), String> {
-        let s = v.get("shard").ok_or_else(|| {
-            format!("{name}: no `shard` key (write it with `--shard K/N --format json`)")
-        })?;
+    let shard = |name: &str, v: &Value| -> Result<(usize, usize, Value), MergeError> {
+        let s = v.get("shard").ok_or_else(|| MergeError::NoShardKey { name: name.into() })?;
         let num = |k: &str| s.get(k).and_then(Value::as_u64).map(|n| n as usize);
         match (num("index"), num("count"), s.get("files")) {
             (Some(k), Some(n), Some(files)) if 1 <= k && k <= n && files.is_array() => {
                 Ok((k, n, files.clone()))
             }
-            _ => Err(format!("{name}: malformed `shard` key")),
+            _ => Err(MergeError::MalformedShardKey { name: name.into() }),
         }
     };
     let (_, count, layout) = shard(&parsed[0].0, &parsed[0].1)?;
@@ -45,21 +79,21 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), String> {
         let given: std::collections::HashSet<usize> =
             parsed.iter().filter_map(|(n, v)| shard(n, v).ok().map(|(k, _, _)| k)).collect();
         let k = (1..=docs.len() + 1).find(|k| !given.contains(k)).unwrap_or(1);
-        return Err(format!("shard {k}/{count} is missing"));
+        return Err(MergeError::Missing { k, count });
     }
     let mut by_index: Vec<Option<&Value>> = vec![None; count + 1];
     for (name, v) in &parsed {
         let (k, n, files) = shard(name, v)?;
         if n != count || files != layout {
-            return Err(format!("{name}: shard {k}/{n} is not of the same batch as the others"));
+            return Err(MergeError::OtherBatch { name: name.clone(), k, count: n });
         }
         if by_index[k].is_some() {
-            return Err(format!("{name}: shard {k}/{n} is given twice"));
+            return Err(MergeError::Twice { name: name.clone(), k, count: n });
         }
         by_index[k] = Some(v);
     }
     if let Some(k) = (1..=count).find(|&k| by_index[k].is_none()) {
-        return Err(format!("shard {k}/{count} is missing"));
+        return Err(MergeError::Missing { k, count });
     }
     let shards: Vec<&Value> = by_index.into_iter().flatten().collect();
     // Each shard's files by path.
@@ -102,10 +136,10 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), String> {
                         Some("timeout") => timeout += 1,
                         Some("internal-error") => internal += 1,
                         other => {
-                            return Err(format!(
+                            return Err(MergeError::Inconsistent(format!(
                                 "shard {k}/{count}: member `{name}` of {path} has status {}, not verified, failed, timeout or internal-error",
                                 other.map_or("none".to_string(), |s| format!("`{s}`"))
-                            ));
+                            )));
                         }
                     }
                     members.push(theirs.clone());
@@ -113,10 +147,10 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), String> {
                 for (k, f) in shard_files.iter().enumerate() {
                     let n = f.get(path).and_then(|f| f.get("members")).and_then(Value::as_array);
                     if n.map_or(0, Vec::len) != taken[k] {
-                        return Err(format!(
+                        return Err(MergeError::Inconsistent(format!(
                             "shard {}/{count} reports members of {path} the layout does not list",
                             k + 1
-                        ));
+                        )));
                     }
                 }
                 let mut f = Map::new();
@@ -141,7 +175,7 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), String> {
                 }
                 f
             }
-            _ => return Err(format!("malformed layout entry for {path}")),
+            _ => return Err(format!("malformed layout entry for {path}").into()),
         };
         files.push(file);
     }
@@ -174,8 +208,8 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), String> {
     } else {
         0
     };
-    let text = serde_json::to_string_pretty(&Ordered(&Value::Object(doc)))
-        .map_err(|e| format!("cannot write the merged document: {e}"))?;
+    let text =
+        serde_json::to_string_pretty(&Ordered(&Value::Object(doc))).map_err(MergeError::Write)?;
     Ok((text, code))
 }
 

@@ -315,6 +315,52 @@ mod cli {
         format!("{}/examples/cell.jv", env!("CARGO_MANIFEST_DIR"))
     }
 
+    /// Subcommands are clap's: each has `--help` (exit 0), `help` is one, `verify` is
+    /// the default, and a path named like a subcommand is verified after `--` or
+    /// `verify`. `-q` hides verified members, `--color` and `NO_COLOR` decide colours.
+    #[test]
+    fn subcommands_and_output_switches() {
+        let bin = env!("CARGO_BIN_EXE_idf-verify");
+        let go = |args: &[&str], env: &[(&str, &str)]| {
+            let out = std::process::Command::new(bin)
+                .args(args)
+                .envs(env.iter().copied())
+                .output()
+                .unwrap();
+            let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+            (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+        };
+        let (code, out, _) = go(&["help"], &[]);
+        assert_eq!(code, 0);
+        for sub in ["verify", "test", "lsp", "merge"] {
+            assert!(out.contains(sub), "{out}");
+            let (code, out, _) = go(&[sub, "--help"], &[]);
+            assert_eq!(code, 0, "{sub} --help");
+            assert!(out.contains("Usage: idf-verify"), "{out}");
+        }
+        let d = scratch("subcommand-named");
+        std::fs::create_dir_all(d.join("test")).unwrap();
+        std::fs::copy(example(), d.join("test/cell.jv")).unwrap();
+        let cwd = d.to_str().unwrap();
+        for args in [&["--no-cache", "--", "test"][..], &["verify", "--no-cache", "test"][..]] {
+            let out = std::process::Command::new(bin).args(args).current_dir(cwd).output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {text}");
+            assert!(text.contains("Cell.setX verified"), "{text}");
+        }
+        let (code, out, _) = go(&["-q", "--no-cache", &example()], &[]);
+        assert_eq!(code, 0);
+        assert!(!out.contains("verified ("), "{out}");
+        assert!(out.contains("0 failed"), "{out}");
+        let (_, out, _) = go(&["--color", "always", "--no-cache", &example()], &[]);
+        assert!(out.contains('\u{1b}'), "{out}");
+        let (_, out, _) = go(&["--no-cache", &example()], &[("NO_COLOR", "1")]);
+        assert!(!out.contains('\u{1b}'), "{out}");
+        let (code, out, _) = go(&["-j", "1", "-v", "--no-cache", &example()], &[]);
+        assert_eq!(code, 0);
+        assert!(out.contains("stats:"), "{out}");
+    }
+
     #[test]
     fn out_of_range_timeout_and_jobs_are_usage_errors() {
         assert_eq!(run(&["--timeout", "1e19", &example()]).0, 2);

@@ -225,7 +225,7 @@ fn documents_that_do_not_merge_are_refused() {
         (vec![a.clone(), gap], "does not report"),
         (vec![wrong_shape], "files"),
         (vec![missing], "cannot read"),
-        (vec![], "usage"),
+        (vec![], "Usage: idf-verify merge"),
         (vec![huge, b.clone()], "is missing"),
         (vec![huger], "is missing"),
         (vec![a.clone(), status], "`proved`"),

@@ -14,39 +14,11 @@ mod runner;
 mod server;
 mod transport;
 
-use std::ffi::OsString;
 use std::sync::mpsc;
 
-const USAGE: &str = "usage: idf-verify lsp [--stdio]\n\
-    Speaks the Language Server Protocol on stdin and stdout. Client settings\n\
-    (initializationOptions): timeout (seconds per member, default 10, null for none),\n\
-    jobs (members in parallel, default all cores), debounceMs (default 300), smoke.";
-
 /// Run the server on stdin/stdout until `exit`; the process's exit status (0 after
-/// `shutdown` then `exit`, 1 otherwise, 2 for a usage error).
-pub fn main(args: &[OsString]) -> i32 {
-    for a in args {
-        match a.to_str() {
-            // What editors pass to say "stdio" (vscode-languageclient does).
-            Some("--stdio") => {}
-            Some("-h" | "--help") => {
-                use std::io::Write;
-                let mut out = std::io::stdout().lock();
-                return match writeln!(out, "{USAGE}").and_then(|()| out.flush()) {
-                    Ok(()) => 0,
-                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-                    Err(e) => {
-                        crate::say!("error: cannot write the usage: {e}");
-                        3
-                    }
-                };
-            }
-            _ => {
-                crate::say!("error: unexpected argument `{}`\n{USAGE}", a.to_string_lossy());
-                return 2;
-            }
-        }
-    }
+/// `shutdown` then `exit`, 1 otherwise).
+pub fn main() -> i32 {
     let (tx, rx) = mpsc::channel::<server::Input>();
     let (out_tx, out_rx) = mpsc::channel::<serde_json::Value>();
     let reader_tx = tx.clone();

@@ -17,6 +17,8 @@ use std::io;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HumanOptions {
     pub stats: bool,
+    /// No line for a member verified without warnings (failures and the summary only).
+    pub quiet: bool,
 }
 
 type File<'a> = SimpleFile<&'a str, &'a str>;
@@ -82,6 +84,9 @@ pub fn render_event<W: WriteColor>(
                 && r.errors.is_empty()
                 && r.warnings.is_empty()
             {
+                if opts.quiet && r.status == Status::Verified {
+                    return Ok(());
+                }
                 member_line(w, r)?;
                 if let (true, Some(stats)) = (opts.stats, &r.stats) {
                     stats_line(w, stats)?;

@@ -14,7 +14,8 @@ pub use parse::{MAX_DEPTH, parse};
 use ast::Span;
 
 /// An input error (`parse.error`, `type.error` or `io.error`), found before verification.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{id}: {message}")]
 pub struct InputError {
     /// `parse.error`, `type.error` or `io.error`.
     pub id: &'static str,
