@@ -5,7 +5,7 @@
 //! the statement's continuation, so it ends the path wherever it appears.
 
 use crate::rules::eval::Lookup;
-use crate::rules::{Mode, Q, Verifier, elem_of, merge, sort_of};
+use crate::rules::{Mode, Q, Verifier, elem_of, join, sort_of};
 use crate::state::State;
 use crate::state::chunk::{Chunk, ChunkKind};
 use crate::state::heap::Heap;
@@ -282,7 +282,7 @@ impl<'p> Verifier<'p> {
     /// branch) run inside this join without joins of their own: nested joins would
     /// re-assume every inner leaf's facts at every level, so a chain of n arms would
     /// cost n² assumptions (and n³ in the size of their guards). Many leaves merge by
-    /// their branching tree (`merge::Splits`), each shared entry assumed once; when
+    /// their branching tree (`join::Splits`), each shared entry assumed once; when
     /// they do not merge, the `if` runs again without merging (re-assuming each leaf's
     /// whole path would again be quadratic), as `--no-merge` runs it.
     #[allow(clippy::too_many_arguments)]
@@ -333,20 +333,20 @@ impl<'p> Verifier<'p> {
             let assigned: Vec<&str> = assigned.iter().map(String::as_str).collect();
             if small {
                 let full = crate::rules::expand(&leaves);
-                let arms: Vec<merge::Arm<'_>> = full
+                let arms: Vec<join::Arm<'_>> = full
                     .iter()
-                    .map(|l| merge::Arm { guard: Term::and_all(l.conds.clone()), state: &l.value })
+                    .map(|l| join::Arm { guard: Term::and_all(l.conds.clone()), state: &l.value })
                     .collect();
-                merge::merge_states(&s, &assigned, &arms, &mut |hint, ite| {
+                join::merge_states(&s, &assigned, &arms, &mut |hint, ite| {
                     let x = self.fresh(hint, ite.sort());
-                    if let Some((lo, hi)) = merge::literal_bounds(&ite) {
+                    if let Some((lo, hi)) = join::literal_bounds(&ite) {
                         definitions.push(Term::le(lo, x.clone()));
                         definitions.push(Term::le(x.clone(), hi));
                     }
                     definitions.push(Term::eq(x.clone(), ite));
                     x
                 })
-            } else if let Some(sp) = merge::Splits::of(&leaves) {
+            } else if let Some(sp) = join::Splits::of(&leaves) {
                 // `arm`: which leaf, by the branching tree; one of them. A merged value
                 // is `v_i` when `arm = i`: one flat implication per leaf, which the
                 // solver refutes case by case without walking an `ite` chain.
@@ -361,7 +361,7 @@ impl<'p> Verifier<'p> {
                 definitions.push(Term::or_all(is.clone()));
                 arm = Some(a);
                 let states: Vec<&State> = leaves.iter().map(|l| &l.value).collect();
-                merge::merge_states_with(&s, &assigned, &states, &mut |hint, values| {
+                join::merge_states_with(&s, &assigned, &states, &mut |hint, values| {
                     let x = self.fresh(hint, values[0].sort());
                     let ints: Option<Vec<i64>> = values.iter().map(Term::as_int).collect();
                     if let Some(ints) = ints
@@ -430,7 +430,7 @@ impl<'p> Verifier<'p> {
     }
 
     /// Assume what the leaves of a join assumed, each entry once, under the range of
-    /// leaves whose paths hold it (`merge::entry_ranges`): `lo <= arm <= hi`, where
+    /// leaves whose paths hold it (`join::entry_ranges`): `lo <= arm <= hi`, where
     /// `arm` is the number of the leaf the state belongs to, a fresh symbol defined by
     /// the branching tree (`arm = ite(c1, 0, ite(c2, 1, ...))`). Exact on the leaves:
     /// on leaf i's path `arm = i`. Axiom instances hold on every path, unguarded;
@@ -440,7 +440,7 @@ impl<'p> Verifier<'p> {
     fn assume_by_splits(&mut self, leaves: &[crate::rules::JoinLeaf<State>], arm: &Term) {
         use crate::decider::Kind;
         let n = leaves.len();
-        for (e, lo, hi, split) in merge::entry_ranges(leaves) {
+        for (e, lo, hi, split) in join::entry_ranges(leaves) {
             if split {
                 continue;
             }
@@ -1002,7 +1002,7 @@ fn rhs_text(rhs: &Rhs) -> String {
 
 /// Joins whose leaves' whole paths hold at most this many entries in all merge (or
 /// go on as separate leaves) with each leaf's guard the conjunction of its path's
-/// branch conditions; larger ones by their branching tree (`merge::Splits`).
+/// branch conditions; larger ones by their branching tree (`join::Splits`).
 const SMALL_JOIN: usize = 256;
 
 /// The `if` statements in tail position of the branches `then` and `els`: the last

@@ -7,9 +7,9 @@
 
 pub mod member;
 pub mod refine;
-pub mod result;
 
-pub use result::{
+/// What verifying a member yields lives beside the rules that produce it.
+pub use crate::rules::result::{
     Config, DEFAULT_RLIMIT, DEFAULT_TIMEOUT, EntryModel, MemberResult, ModelValue, Replay, Stats,
     Status, TraceEntry, VerificationError,
 };
