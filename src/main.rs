@@ -7,7 +7,8 @@
 
 use clap::{Parser, ValueEnum};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
-use idf_verify::driver::{self, Options, Run};
+use idf_verify::pipeline::Options;
+use idf_verify::pipeline::Run;
 use idf_verify::report::{self, expect, human};
 use idf_verify::verify::Config;
 use std::io::{IsTerminal, Write};
@@ -141,7 +142,7 @@ struct VerifyArgs {
     /// Verify only shard K of N (1 <= K <= N) of the members: each member lands in
     /// exactly one shard; `idf-verify merge` joins the shards' JSON documents.
     #[arg(long, value_name = "K/N")]
-    shard: Option<idf_verify::shard::Shard>,
+    shard: Option<idf_verify::pipeline::shard::Shard>,
 }
 
 /// The longest `--timeout` accepted (a week), and the most `--jobs`.
@@ -183,15 +184,15 @@ struct MergeArgs {
 
 /// `idf-verify test ...`: 0 no concrete failure, 1 some, 2 input errors.
 fn test_main(cli: TestArgs) -> i32 {
-    let opts = idf_verify::testing::TestOptions {
+    let opts = idf_verify::oracle::testing::TestOptions {
         paths: cli.paths,
         runs: cli.runs,
         seed: cli.seed,
         methods: cli.methods,
     };
-    let (sum, written) = driver::with_big_stack(|| {
+    let (sum, written) = idf_verify::guard::with_big_stack(|| {
         let mut out = Recording { inner: std::io::stdout().lock(), error: None };
-        let sum = idf_verify::testing::run_tests(&opts, &mut out);
+        let sum = idf_verify::oracle::testing::run_tests(&opts, &mut out);
         let flushed = out.flush();
         (sum, out.error.map_or(flushed, Err))
     });
@@ -243,7 +244,7 @@ fn merge_main(cli: MergeArgs) -> i32 {
             }
         }
     }
-    match idf_verify::merge::merge(&docs) {
+    match idf_verify::pipeline::merge_shards::merge(&docs) {
         Ok((text, code)) => output_status(writeln!(std::io::stdout().lock(), "{text}"), code),
         Err(message) => {
             idf_verify::say!("error: {message}");
@@ -315,8 +316,8 @@ fn tune_allocator() {
 
 fn main() {
     tune_allocator();
-    driver::install_panic_hook();
-    let code = driver::catch_panic(real_main).unwrap_or_else(|message| {
+    idf_verify::guard::install_panic_hook();
+    let code = idf_verify::guard::catch_panic(real_main).unwrap_or_else(|message| {
         idf_verify::say!("internal error: {message}");
         3
     });
@@ -331,7 +332,7 @@ fn main() {
 /// number: 130, 143, 129); a second one exits at once.
 fn install_interrupt_handler() {
     let _ = ctrlc::set_handler(|| {
-        if driver::INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        if idf_verify::pipeline::INTERRUPTED.swap(true, std::sync::atomic::Ordering::SeqCst) {
             std::process::exit(130);
         }
     });
@@ -353,12 +354,12 @@ static SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(
 #[cfg(unix)]
 extern "C" fn on_terminate(sig: libc::c_int) {
     use std::sync::atomic::Ordering::SeqCst;
-    if driver::INTERRUPTED.load(SeqCst) {
+    if idf_verify::pipeline::INTERRUPTED.load(SeqCst) {
         // SAFETY: `_exit` is async-signal-safe.
         unsafe { libc::_exit(128 + sig) }
     }
     SIGNAL.store(sig, SeqCst);
-    driver::INTERRUPTED.store(true, SeqCst);
+    idf_verify::pipeline::INTERRUPTED.store(true, SeqCst);
 }
 
 /// The exit status of an interrupted run: 128 + the signal's number.
@@ -419,12 +420,12 @@ fn verify_main(cli: VerifyArgs) -> i32 {
         cache: if cli.no_cache {
             None
         } else {
-            cli.cache.clone().or_else(idf_verify::cache::store::default_dir)
+            cli.cache.clone().or_else(idf_verify::pipeline::cache::store::default_dir)
         },
         // `--expect` shards by file (`shard::Shard::by_file`).
-        shard: cli.shard.map(|s| idf_verify::shard::Shard { by_file: cli.expect, ..s }),
+        shard: cli.shard.map(|s| idf_verify::pipeline::shard::Shard { by_file: cli.expect, ..s }),
     };
-    let file_count = driver::collect_files(&cli.paths).len();
+    let file_count = idf_verify::source::collect_files(&cli.paths).len();
     if file_count == 0 {
         idf_verify::say!("error: no .jv files found");
         return 2;
@@ -442,9 +443,9 @@ fn verify_main(cli: VerifyArgs) -> i32 {
         term.as_deref(),
     ));
     let run = if cli.expect || matches!(cli.format, Format::Json | Format::Sarif) {
-        driver::run_streaming(&cli.paths, &opts, &mut |ev| progress.observe(&ev))
+        idf_verify::pipeline::run::run_streaming(&cli.paths, &opts, &mut |ev| progress.observe(&ev))
     } else {
-        driver::run_streaming(&cli.paths, &opts, &mut |ev| {
+        idf_verify::pipeline::run::run_streaming(&cli.paths, &opts, &mut |ev| {
             progress.observe(&ev);
             if streamed.is_err() {
                 return;
@@ -470,7 +471,9 @@ fn verify_main(cli: VerifyArgs) -> i32 {
     } else {
         let written = match cli.format {
             Format::Json => match &run.shard {
-                Some(layout) => writeln!(out, "{}", idf_verify::shard::to_json(&run, layout)),
+                Some(layout) => {
+                    writeln!(out, "{}", idf_verify::report::json::sharded_document(&run, layout))
+                }
                 None => writeln!(out, "{}", report::json::to_json_with(&run, cli.slowest)),
             },
             Format::Jsonl => streamed.and_then(|()| {
@@ -551,7 +554,7 @@ fn expect_mode(run: &Run) -> (std::io::Result<()>, i32) {
     ));
     let s = report::summarize(run);
     let unreadable = run.files.iter().any(|f| {
-        matches!(&f.status, driver::FileStatus::Input(errs) if errs.iter().any(|e| e.span.is_none() && e.id == "io.error"))
+        matches!(&f.status, idf_verify::pipeline::FileStatus::Input(errs) if errs.iter().any(|e| e.span.is_none() && e.id == "io.error"))
     });
     let code = if s.internal > 0 {
         out.push_str(&format!("internal error: the verifier failed on {} member(s)\n", s.internal));

@@ -4,7 +4,7 @@
 //! `tests/acceptance-pending.txt`, which must still miss one (so the list only shrinks).
 //! When this checkout has no `../shared` beside it, the test says so and checks nothing.
 
-use idf_verify::driver::{self, Options};
+use idf_verify::pipeline::Options;
 use idf_verify::report::expect;
 use std::path::Path;
 
@@ -24,7 +24,7 @@ fn acceptance_suites_meet_their_expectations() {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect();
     let dirs = [shared.join("suite"), shared.join("soundness")];
-    let run = driver::run(&dirs, &Options::default());
+    let run = idf_verify::pipeline::run::run(&dirs, &Options::default());
     assert!(run.files.len() >= 30, "only {} acceptance files", run.files.len());
     let mut problems = vec![];
     for f in &run.files {

@@ -5,9 +5,10 @@
 
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term;
-use idf_verify::driver::{front_end, with_big_stack};
+use idf_verify::guard::with_big_stack;
 use idf_verify::report::Lines;
 use idf_verify::report::human::verification_diagnostic;
+use idf_verify::source::front_end;
 use idf_verify::syntax::ast::{MemberKind, MemberRef};
 use idf_verify::verify::{Config, verify_member};
 

@@ -23,8 +23,9 @@ mod replay_check;
 #[path = "differential/shapes.rs"]
 mod shapes;
 
-use idf_verify::driver::{front_end, with_big_stack};
+use idf_verify::guard::with_big_stack;
 use idf_verify::interp::{Outcome, inputs::random_inputs, line_of, run_member};
+use idf_verify::source::front_end;
 use idf_verify::syntax::ast::{MemberKind, MemberRef, Program};
 use idf_verify::verify::{Config, Status, verify_member};
 use std::collections::HashMap;

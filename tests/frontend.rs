@@ -6,14 +6,18 @@
 //! large-stack thread), so what passes here cannot crash the binary.
 
 use codespan_reporting::term::termcolor::NoColor;
-use idf_verify::driver::{self, FileReport, FileStatus, Source};
+use idf_verify::pipeline::FileReport;
+use idf_verify::pipeline::FileStatus;
 use idf_verify::report::human::{self, HumanOptions};
+use idf_verify::source::Source;
 use idf_verify::syntax::InputError;
 use idf_verify::syntax::ast::Program;
 
 fn front(text: String) -> Result<Program, Vec<InputError>> {
-    driver::with_big_stack(move || driver::catch_panic(|| driver::front_end(&text)))
-        .expect("the front end panicked")
+    idf_verify::guard::with_big_stack(move || {
+        idf_verify::guard::catch_panic(|| idf_verify::source::front_end(&text))
+    })
+    .expect("the front end panicked")
 }
 
 fn first_error(text: String) -> InputError {
@@ -37,7 +41,7 @@ fn empty_file_is_an_empty_program() {
 #[test]
 fn non_utf8_is_an_io_error_on_its_line() {
     let path = temp_file("bad.jv", b"class A {\n  int x; \xff\xfe\n}\n");
-    let (source, text) = driver::load(&path);
+    let (source, text) = idf_verify::source::load(&path);
     let err = text.unwrap_err();
     assert_eq!(err.id, "io.error");
     let span = err.span.expect("points at the byte");
@@ -46,7 +50,7 @@ fn non_utf8_is_an_io_error_on_its_line() {
 
 #[test]
 fn missing_file_is_an_io_error() {
-    let (_, text) = driver::load(std::path::Path::new("/nonexistent/file.jv"));
+    let (_, text) = idf_verify::source::load(std::path::Path::new("/nonexistent/file.jv"));
     let err = text.unwrap_err();
     assert_eq!((err.id, err.span), ("io.error", None));
 }
@@ -234,10 +238,10 @@ fn snapshot_type_errors() {
 #[test]
 fn snapshot_io_errors() {
     let path = temp_file("latin1.jv", b"class A {\n  // caf\xe9\n}\n");
-    let (source, text) = driver::load(&path);
+    let (source, text) = idf_verify::source::load(&path);
     let rendered = render("latin1.jv", &source.text, FileStatus::Input(vec![text.unwrap_err()]));
     insta::assert_snapshot!(rendered);
-    let (_, missing) = driver::load(std::path::Path::new("missing.jv"));
+    let (_, missing) = idf_verify::source::load(std::path::Path::new("missing.jv"));
     insta::assert_snapshot!(render(
         "missing.jv",
         "",

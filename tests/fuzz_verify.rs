@@ -16,7 +16,8 @@
 //! The problems it found are kept as regressions in `tests/programs/verify/fuzz/`,
 //! checked with a time budget by `fuzz_regressions_terminate` below.
 
-use idf_verify::driver::{front_end, with_big_stack};
+use idf_verify::guard::with_big_stack;
+use idf_verify::source::front_end;
 use idf_verify::syntax::ast::{MemberKind, MemberRef, Program};
 use idf_verify::verify::{Config, verify_member};
 use std::fmt::Write as _;

@@ -10,7 +10,9 @@
 //! an `implements`/`extends` list. `MUTANTS=<n>` sets how many (default 80),
 //! `MUTANT_SEED=<s>` the seed, `MUTANT_PRINT=1` prints each mutant.
 
-use idf_verify::driver::{catch_panic, front_end, with_big_stack};
+use idf_verify::guard::catch_panic;
+use idf_verify::guard::with_big_stack;
+use idf_verify::source::front_end;
 use idf_verify::syntax::ast::{MemberKind, MemberRef};
 use idf_verify::verify::{Config, verify_member};
 use rayon::prelude::*;

@@ -5,8 +5,8 @@
 //! end by the step budget. Each error id of LANGUAGE.md section 8 that code can
 //! reach has a failing program and a passing sibling.
 
-use idf_verify::driver::front_end;
 use idf_verify::interp::{Limits, Outcome, find_main, line_of, run_member, run_member_with};
+use idf_verify::source::front_end;
 use std::path::Path;
 
 /// The expected (id, line) of a file, if any.

@@ -2,7 +2,7 @@
 //! ifs from 2^K to 2·2^(K/2) (with state merging off, `--no-merge`), and automatic
 //! state merging to one: the statistics count them.
 
-use idf_verify::driver::front_end;
+use idf_verify::source::front_end;
 use idf_verify::syntax::ast::{MemberKind, MemberRef, Program};
 use idf_verify::verify::{Config, Status, verify_member};
 

@@ -3,7 +3,9 @@
 //! programs: every path that started ended as completed, failed, pruned, timed out or
 //! merged into a join, as `--stats` shows.
 
-use idf_verify::driver::{self, FileStatus, MemberOutcome, Options};
+use idf_verify::pipeline::FileStatus;
+use idf_verify::pipeline::MemberOutcome;
+use idf_verify::pipeline::Options;
 use idf_verify::verify::{Config, Status};
 use std::path::Path;
 
@@ -18,7 +20,7 @@ fn every_path_ends_in_the_ledger() {
     // Through the driver, with a generous budget: a query that never ends is
     // abandoned as a timeout (and then has no ledger to check), never a hung test.
     let config = Config { stats: true, timeout: Some(120.0), ..Config::default() };
-    let run = driver::run(&dirs, &Options { config, ..Options::default() });
+    let run = idf_verify::pipeline::run::run(&dirs, &Options { config, ..Options::default() });
     assert!(run.files.len() > 50, "only {} files", run.files.len());
     let mut bad = vec![];
     for f in &run.files {

@@ -10,7 +10,10 @@
 //! here or reported to the user). Mutants run in parallel in this process (one
 //! member each).
 
-use idf_verify::driver::{STACK_SIZE, collect_files, front_end, select_members};
+use idf_verify::guard::STACK_SIZE;
+use idf_verify::source::collect_files;
+use idf_verify::source::front_end;
+use idf_verify::source::select_members;
 use idf_verify::syntax::ast::{Body, MemberKind, Stmt, StmtKind};
 use idf_verify::verify::{Config, Status, verify_member};
 use rayon::prelude::*;

@@ -10,7 +10,7 @@
 //! verifies vacuously, or an `assert`/`return` no path reaches, must be expected
 //! (`// expect: vacuous`).
 
-use idf_verify::driver::{self, Options};
+use idf_verify::pipeline::Options;
 use idf_verify::report::expect;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,7 +37,7 @@ fn header(path: &Path) -> (bool, bool) {
 #[test]
 fn programs_meet_their_expectations() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
-    let files = driver::collect_files(&[root]);
+    let files = idf_verify::source::collect_files(&[root]);
     assert!(!files.is_empty(), "no programs found under tests/programs");
     let mut groups: BTreeMap<(bool, bool), Vec<PathBuf>> = BTreeMap::new();
     for f in files {
@@ -53,7 +53,7 @@ fn programs_meet_their_expectations() {
         // A generous budget: a solver query that never ends becomes a reported
         // timeout (a mismatch), never a hung test run.
         opts.config.timeout = Some(120.0);
-        let run = driver::run(&paths, &opts);
+        let run = idf_verify::pipeline::run::run(&paths, &opts);
         for f in &run.files {
             failures.extend(expect::check_file(f).iter().map(|m| m.render(&f.source.path)));
         }

@@ -4,7 +4,7 @@
 //! separately. And what runs flat still verifies and fails as before: each program
 //! has a failing sibling, reported at the right line.
 
-use idf_verify::driver::{self, MemberOutcome};
+use idf_verify::pipeline::MemberOutcome;
 use idf_verify::verify::{Config, MemberResult, Status};
 
 const CELL: &str = "class Cell {
@@ -20,12 +20,19 @@ const CELL: &str = "class Cell {
 /// Verify `Main.main` of `CELL` + a class `Main` whose `main(int p)` has `body`.
 fn main_of(body: &str, merge: bool) -> MemberResult {
     let text = format!("{CELL}class Main {{\n  static void main(int p) {{\n{body}  }}\n}}\n");
-    let program = driver::with_big_stack(|| driver::front_text(&text)).expect("front end");
-    let members = driver::select_members(&program, &["Main.main".to_string()]);
+    let program = idf_verify::guard::with_big_stack(|| idf_verify::source::front_text(&text))
+        .expect("front end");
+    let members = idf_verify::source::select_members(&program, &["Main.main".to_string()]);
     let (member, name) = members.into_iter().next().expect("Main.main");
     let config = Config { stats: true, merge, timeout: Some(120.0), ..Config::default() };
-    match driver::with_big_stack(|| {
-        driver::verify_one(&program, driver::next_program_key(), member, &name, &config)
+    match idf_verify::guard::with_big_stack(|| {
+        idf_verify::pipeline::schedule::verify_one(
+            &program,
+            idf_verify::pipeline::next_program_key(),
+            member,
+            &name,
+            &config,
+        )
     }) {
         MemberOutcome::Done(r) => r,
         MemberOutcome::Internal { message, .. } => panic!("internal error: {message}"),

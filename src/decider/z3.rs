@@ -200,7 +200,7 @@ impl Backend {
             };
             b.set_param("model", Param::Bool(true));
 
-            // Ctrl-C is the driver's (it stops the run); Z3 must not turn it into a
+            // Ctrl-C is the pipeline's (it stops the run); Z3 must not turn it into a
             // query's `unknown` (a reported timeout).
             b.set_param("ctrl_c", Param::Bool(false));
             b

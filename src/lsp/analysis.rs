@@ -3,12 +3,12 @@
 //! counterexample and replay in the message), per-member status lenses, and the
 //! symbolic state of a failing path on hover (what `--trace` prints for that line).
 //!
-//! Architecture invariant: a pure view of the driver's results, as `crate::report` is
+//! Architecture invariant: a pure view of the pipeline's results, as `crate::report` is
 //! for the command line: nothing here decides a verdict. Every range is computed
 //! against the text that was verified (its `LineIndex`), never a later edit.
 
 use super::position::LineIndex;
-use crate::driver::MemberOutcome;
+use crate::pipeline::MemberOutcome;
 use crate::syntax::InputError;
 use crate::syntax::ast::Span;
 use crate::verify::{Status, TraceEntry, VerificationError};

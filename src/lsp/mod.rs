@@ -2,9 +2,9 @@
 //! LANGUAGE.md section 8 (with related information, counterexamples and replays),
 //! per-member status as code lenses, and the symbolic state of a failing path on hover.
 //!
-//! Architecture invariant: the server sits beside `driver` and `report`, above
-//! `verify` (DESIGN.md): it runs the driver's pipeline on editor buffers
-//! (`driver::run_front_streaming`) and only views its results. Three threads talk
+//! Architecture invariant: the server sits beside `pipeline` and `report`, above
+//! `verify` (DESIGN.md): it runs the pipeline's pipeline on editor buffers
+//! (`crate::pipeline::run::run_front_streaming`) and only views its results. Three threads talk
 //! through channels: a reader (frames from stdin), the protocol thread (`server`),
 //! a writer (frames to stdout); each verification run has its own (`runner`).
 

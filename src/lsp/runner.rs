@@ -1,5 +1,5 @@
-//! Verification runs, off the protocol thread: one thread per run (with the driver's
-//! large stack) runs the front end, then `driver::run_front_streaming`, and sends
+//! Verification runs, off the protocol thread: one thread per run (with the pipeline's
+//! large stack) runs the front end, then `crate::pipeline::run::run_front_streaming`, and sends
 //! what it finds, member by member, to the server's event channel.
 //!
 //! Architecture invariant: a run never touches the server's state; it only sends
@@ -9,7 +9,10 @@
 //! for an older run.
 
 use super::analysis::MemberInfo;
-use crate::driver::{self, Event, MemberOutcome, Options, Source};
+use crate::pipeline::Event;
+use crate::pipeline::MemberOutcome;
+use crate::pipeline::Options;
+use crate::source::Source;
 use crate::syntax::InputError;
 use crate::syntax::ast::Program;
 use lsp_types::Uri;
@@ -42,7 +45,7 @@ pub struct RunEvent {
 pub struct RunRequest {
     pub uri: Uri,
     pub generation: u64,
-    /// The name the driver gives the text (in `io.error`-like messages).
+    /// The name the pipeline gives the text (in `io.error`-like messages).
     pub path: String,
     pub text: Arc<String>,
     /// Verification options; `cancel` is the run's own flag.
@@ -61,14 +64,14 @@ pub fn start<E: Send + 'static>(
     let send_tx = tx.clone();
     let spawned = std::thread::Builder::new()
         .name("idf-verify-lsp-run".into())
-        .stack_size(driver::STACK_SIZE)
+        .stack_size(crate::guard::STACK_SIZE)
         .spawn(move || {
             let send = |progress: Progress| {
                 let _ =
                     send_tx.send(to_event(RunEvent { uri: req.uri.clone(), generation, progress }));
             };
             let start = Instant::now();
-            let result = driver::catch_panic(|| run(&req, &send));
+            let result = crate::guard::catch_panic(|| run(&req, &send));
             let failure = result.err();
             send(Progress::Done { time_ms: start.elapsed().as_secs_f64() * 1000.0, failure });
         });
@@ -84,7 +87,7 @@ pub fn start<E: Send + 'static>(
 
 /// The run itself (a cancelled run just ends: the server no longer listens to it).
 fn run(req: &RunRequest, send: &dyn Fn(Progress)) {
-    let front = driver::front_text(&req.text);
+    let front = crate::source::front_text(&req.text);
     match &front {
         Ok(program) => send(Progress::Checked(Ok(members(program)))),
         Err(errors) => {
@@ -96,16 +99,16 @@ fn run(req: &RunRequest, send: &dyn Fn(Progress)) {
         return;
     }
     let source = Source { path: req.path.clone(), text: req.text.to_string() };
-    driver::run_front_streaming(source, front, &req.opts, &mut |ev| {
+    crate::pipeline::run::run_front_streaming(source, front, &req.opts, &mut |ev| {
         if let Event::Member(_, outcome) = ev {
             send(Progress::Member(Box::new(outcome.clone())));
         }
     });
 }
 
-/// The members the driver verifies, in its order.
+/// The members the pipeline verifies, in its order.
 fn members(program: &Program) -> Vec<MemberInfo> {
-    driver::select_members(program, &[])
+    crate::source::select_members(program, &[])
         .into_iter()
         .map(|(r, name)| {
             let m = &program.classes[r.class].members[r.member];

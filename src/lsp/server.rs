@@ -12,7 +12,7 @@ use super::analysis::Analysis;
 use super::position::LineIndex;
 use super::runner::{self, Progress, RunEvent, RunRequest};
 use super::transport::{self, Incoming};
-use crate::driver::{self, Options};
+use crate::pipeline::Options;
 use crate::verify::Config;
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::{
@@ -174,7 +174,7 @@ pub fn serve(
                 }
             }
             Ok(Input::Run(ev)) => {
-                if let Err(message) = driver::catch_panic(|| s.run_event(*ev)) {
+                if let Err(message) = crate::guard::catch_panic(|| s.run_event(*ev)) {
                     s.log(MessageType::ERROR, format!("internal error: {message}"));
                 }
             }
@@ -214,12 +214,13 @@ impl Server {
             Incoming::Message(Message::Request(req)) => {
                 let id = req.id.clone();
                 let method = req.method.clone();
-                let result = driver::catch_panic(|| self.request(req)).unwrap_or_else(|message| {
-                    Err((
-                        ErrorCode::InternalError as i32,
-                        format!("internal error in {method}: {message}"),
-                    ))
-                });
+                let result =
+                    crate::guard::catch_panic(|| self.request(req)).unwrap_or_else(|message| {
+                        Err((
+                            ErrorCode::InternalError as i32,
+                            format!("internal error in {method}: {message}"),
+                        ))
+                    });
                 let response = match result {
                     Ok(v) => Response::new_ok(id, v),
                     Err((code, message)) => Response::new_err(id, code, message),
@@ -229,7 +230,7 @@ impl Server {
             }
             Incoming::Message(Message::Notification(n)) => {
                 let method = n.method.clone();
-                driver::catch_panic(|| self.notification(n)).unwrap_or_else(|message| {
+                crate::guard::catch_panic(|| self.notification(n)).unwrap_or_else(|message| {
                     self.log(MessageType::ERROR, format!("internal error in {method}: {message}"));
                     None
                 })

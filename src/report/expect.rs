@@ -5,7 +5,9 @@
 //! is a multiset comparison per line, so a line expecting one error must get exactly one.
 
 use super::Lines;
-use crate::driver::{FileReport, FileStatus, MemberOutcome};
+use crate::pipeline::FileReport;
+use crate::pipeline::FileStatus;
+use crate::pipeline::MemberOutcome;
 use std::collections::BTreeMap;
 
 /// One `// expect: ID` comment, attributed to the next line holding code.

@@ -5,7 +5,10 @@
 //! the same text goes to a terminal (with colour) and to snapshot tests (without).
 
 use super::{Lines, Summary, summarize};
-use crate::driver::{FileReport, FileStatus, MemberOutcome, Run};
+use crate::pipeline::FileReport;
+use crate::pipeline::FileStatus;
+use crate::pipeline::MemberOutcome;
+use crate::pipeline::Run;
 use crate::syntax::InputError;
 use crate::verify::{MemberResult, Stats, Status, VerificationError};
 use codespan_reporting::diagnostic::{Diagnostic, Label};
@@ -49,16 +52,16 @@ pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Render one streamed event (`driver::run_streaming`); `many`: several files, so
+/// Render one streamed event (`crate::pipeline::run::run_streaming`); `many`: several files, so
 /// each gets a header line.
 pub fn render_event<W: WriteColor>(
     w: &mut W,
-    ev: &crate::driver::Event<'_>,
+    ev: &crate::pipeline::Event<'_>,
     many: bool,
     opts: HumanOptions,
     views: &mut super::FileView,
 ) -> io::Result<()> {
-    use crate::driver::Event;
+    use crate::pipeline::Event;
     match ev {
         Event::Planned(_) => Ok(()),
         Event::File(source, errors) => {

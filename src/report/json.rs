@@ -8,7 +8,9 @@
 
 use super::totals::{Slow, StatsTotals, slowest, stats_totals};
 use super::{Lines, summarize};
-use crate::driver::{FileStatus, MemberOutcome, Run};
+use crate::pipeline::FileStatus;
+use crate::pipeline::MemberOutcome;
+use crate::pipeline::Run;
 use crate::syntax::InputError;
 use crate::syntax::ast::{MemberKind, Span};
 use crate::verify::{MemberResult, Stats, Status, TraceEntry, VerificationError};
@@ -194,8 +196,8 @@ fn internal<'a>(
 
 /// One JSON Lines record (`--format jsonl`) for a streamed event: a file's input
 /// errors, or one member with its file's path.
-pub fn event_line(ev: &crate::driver::Event<'_>, views: &mut super::FileView) -> Option<String> {
-    use crate::driver::Event;
+pub fn event_line(ev: &crate::pipeline::Event<'_>, views: &mut super::FileView) -> Option<String> {
+    use crate::pipeline::Event;
     let v = match ev {
         Event::Planned(_) | Event::File(_, None) => return None,
         Event::File(source, Some(errors)) => {
@@ -304,4 +306,16 @@ pub fn to_json(run: &Run) -> String {
 pub fn to_json_with(run: &Run, slowest_n: Option<usize>) -> String {
     serde_json::to_string_pretty(&document_with(run, slowest_n))
         .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// A sharded run's JSON document: the usual one, then `shard`.
+pub fn sharded_document(run: &Run, layout: &crate::pipeline::shard::Layout) -> String {
+    #[derive(Serialize)]
+    struct Sharded<'a> {
+        #[serde(flatten)]
+        doc: Document<'a>,
+        shard: &'a crate::pipeline::shard::Layout,
+    }
+    let doc = Sharded { doc: document(run), shard: layout };
+    serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }

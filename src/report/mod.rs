@@ -1,7 +1,7 @@
 //! Reporting: human (codespan-reporting), JSON, SARIF, and `--expect` comparison, all
-//! read from the driver's [`Run`]; the progress bar and end-of-run totals beside them.
+//! read from the pipeline's [`Run`]; the progress bar and end-of-run totals beside them.
 //!
-//! Architecture invariant: reporting never decides verdicts; it renders what the driver
+//! Architecture invariant: reporting never decides verdicts; it renders what the pipeline
 //! and verifier produced and derives exit codes from it (LANGUAGE.md section 9).
 
 pub mod expect;
@@ -24,7 +24,7 @@ pub struct FileView {
 
 impl FileView {
     /// The view of `source`, recomputed only when the file changes.
-    pub fn of(&mut self, source: &crate::driver::Source) -> &FileView {
+    pub fn of(&mut self, source: &crate::source::Source) -> &FileView {
         if self.path != source.path || self.len != source.text.len() || self.starts.is_empty() {
             self.path = source.path.clone();
             self.len = source.text.len();
@@ -35,48 +35,9 @@ impl FileView {
     }
 }
 
-use crate::driver::{FileStatus, MemberOutcome, Run};
+use crate::pipeline::{FileStatus, MemberOutcome, Run};
+pub use crate::source::{Lines, line_starts};
 use crate::verify::Status;
-
-/// Line starts of a text, to turn byte offsets into 1-based lines and columns (in
-/// characters) in O(log n) each.
-pub struct Lines<'a> {
-    text: &'a str,
-    starts: std::borrow::Cow<'a, [usize]>,
-}
-
-/// The line starts of `text`.
-pub fn line_starts(text: &str) -> Vec<usize> {
-    std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect()
-}
-
-impl<'a> Lines<'a> {
-    pub fn new(text: &'a str) -> Lines<'a> {
-        Lines { text, starts: line_starts(text).into() }
-    }
-
-    /// With line starts computed before (`line_starts`), in O(1).
-    pub fn with_starts(text: &'a str, starts: &'a [usize]) -> Lines<'a> {
-        Lines { text, starts: starts.into() }
-    }
-
-    pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let mut offset = offset.min(self.text.len());
-        while !self.text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let line = self.starts.partition_point(|&s| s <= offset);
-        let start = self.starts[line - 1];
-        (line, self.text[start..offset].chars().count() + 1)
-    }
-
-    /// The line alone, in O(log lines): not counting the characters before `offset`
-    /// on its line (a line of N bad characters would cost O(N^2) with one error each).
-    pub fn line(&self, offset: usize) -> usize {
-        let offset = offset.min(self.text.len());
-        self.starts.partition_point(|&s| s <= offset)
-    }
-}
 
 /// Counts for the summary line and the JSON `summary`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -10,7 +10,8 @@
 //! When the run ends the bar is cleared before the summary is written, and a bar
 //! dropped early (a panic) clears itself too.
 
-use crate::driver::{Event, MemberOutcome};
+use crate::pipeline::Event;
+use crate::pipeline::MemberOutcome;
 use crate::verify::Status;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 use std::time::Duration;
@@ -22,7 +23,7 @@ pub fn should_show(machine_output: bool, stderr_is_terminal: bool, term: Option<
     !machine_output && stderr_is_terminal && term != Some("dumb")
 }
 
-/// What the bar counts, from the driver's events.
+/// What the bar counts, from the pipeline's events.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
     pub files: usize,
@@ -195,7 +196,7 @@ mod tests {
 
     #[test]
     fn files_are_done_when_their_last_member_is() {
-        use crate::driver::Source;
+        use crate::source::Source;
         use crate::syntax::InputError;
         use crate::syntax::ast::{MemberKind, Span};
         let src = Source { path: "a.jv".into(), text: String::new() };

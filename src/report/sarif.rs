@@ -4,7 +4,7 @@
 //! `toolExecutionNotifications`.
 //!
 //! Architecture invariant: this module owns the SARIF shape and the result fingerprints
-//! and nothing else. It reads the driver's [`Run`] like `json` and `human` do (same
+//! and nothing else. It reads the pipeline's [`Run`] like `json` and `human` do (same
 //! spans, same 1-based lines; columns are Unicode code points, said by `columnKind`),
 //! decides no verdict, and its exit status is the other formats' (`super::exit_code`).
 //! The document is built as a `serde_json::Value`: its shape is checked against the
@@ -23,7 +23,9 @@
 //!   not move when lines are inserted above, and holds no time.
 
 use super::{Lines, exit_code, summarize};
-use crate::driver::{FileStatus, MemberOutcome, Run};
+use crate::pipeline::FileStatus;
+use crate::pipeline::MemberOutcome;
+use crate::pipeline::Run;
 use crate::syntax::ast::Span;
 use crate::verify::{MemberResult, VerificationError};
 use serde_json::{Value, json};

@@ -1,11 +1,13 @@
 //! Whole-run figures shown at the end: the `--stats` totals (statistics summed over every
 //! member) and the `--slowest N` list, for the human output and as optional JSON fields.
 //!
-//! Architecture invariant: plain functions of the driver's [`Run`]; nothing here times
+//! Architecture invariant: plain functions of the pipeline's [`Run`]; nothing here times
 //! anything or decides a verdict. The order of the slowest list is total (time, then the
 //! run's own file and member order), so equal times print the same way every run.
 
-use crate::driver::{FileStatus, MemberOutcome, Run};
+use crate::pipeline::FileStatus;
+use crate::pipeline::MemberOutcome;
+use crate::pipeline::Run;
 use crate::verify::Status;
 use serde::Serialize;
 use std::io::{self, Write};

@@ -460,7 +460,7 @@ mod tests {
 
     #[test]
     fn recursion_groups_follow_calls_through_predicates() {
-        let p = crate::driver::front_end(
+        let p = crate::source::front_end(
             "class A {
                static pure int a(int n) { return n > 0 ? A.b(n - 1) : 0; }
                static pure int b(int n) { return n > 0 ? A.a(n - 1) : 1; }

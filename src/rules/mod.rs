@@ -41,10 +41,10 @@ pub mod segment;
 pub mod show;
 
 use crate::decider::{Answer, Decider};
+use crate::rules::result::{Config, TraceEntry, VerificationError};
 use crate::state::State;
 use crate::state::term::{Sort, Term};
 use crate::syntax::ast::{Program, Span, Type};
-use crate::rules::result::{Config, TraceEntry, VerificationError};
 use info::Info;
 use std::cell::RefCell;
 use std::collections::HashMap;

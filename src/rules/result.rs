@@ -101,7 +101,7 @@ pub struct VerificationError {
     pub counterexample: Option<Vec<String>>,
     /// The same model's values of the member's entry state (for replaying it).
     pub entry: Option<EntryModel>,
-    /// What running the member from that entry state did (filled by the driver).
+    /// What running the member from that entry state did (filled by the pipeline).
     pub replay: Option<Replay>,
 }
 

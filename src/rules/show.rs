@@ -5,11 +5,11 @@
 //! changes the path condition.
 
 use crate::rules::Verifier;
+use crate::rules::result::{EntryModel, ModelValue};
 use crate::state::State;
 use crate::state::chunk::ChunkKind;
 use crate::state::term::{Sort, Term};
 use crate::syntax::ast::{CallRecv, Expr, ExprKind, UnOp};
-use crate::rules::result::{EntryModel, ModelValue};
 
 /// The opening words of a message for a failure reported with `id`.
 pub fn describe(id: &str, conjunct: &str) -> String {

@@ -1,9 +1,9 @@
 //! Validity of each member (the paper's section 3.5 and 3.6): sets up a fresh
 //! symbolic state, produces contracts, runs the rules, and collects errors.
 //!
-//! Architecture invariant: `verify_member` is the only entry point the driver uses;
+//! Architecture invariant: `verify_member` is the only entry point the pipeline uses;
 //! it never prints and never panics on a well-typed program (infrastructure problems
-//! come back as `Err(String)`, which the driver maps to exit 3).
+//! come back as `Err(String)`, which the pipeline maps to exit 3).
 
 pub mod member;
 pub mod refine;

@@ -3,16 +3,20 @@
 //! is done. A member that outlives its `--timeout` by a margin (a solver query that
 //! ignores its timeout) is abandoned: reported as `verification.timeout`, its worker
 //! left behind and replaced, so every run ends. After Ctrl-C
-//! (`driver::INTERRUPTED`), or once the run's own `Options::cancel` flag is set, no
+//! (`crate::pipeline::INTERRUPTED`), or once the run's own `Options::cancel` flag is set, no
 //! member starts, members in flight are abandoned unreported, and the caller is told
 //! the run was interrupted. Past the run's
 //! `--deadline`, nothing starts and every member not finished is a timeout.
 //!
 //! Architecture invariant: this module owns threads and time; it never looks inside
-//! a member's verification (that is `driver::verify_one`).
+//! a member's verification (that is `crate::pipeline::schedule::verify_one`).
 
-use crate::driver::{MemberOutcome, STACK_SIZE, stopped, verify_one};
+use crate::guard::STACK_SIZE;
+use crate::guard::catch_panic;
+use crate::pipeline::MemberOutcome;
+use crate::pipeline::stopped;
 use crate::syntax::ast::{MemberRef, Program};
+use crate::verify::verify_member_keyed;
 use crate::verify::{Config, MemberResult, Status, VerificationError};
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
@@ -89,8 +93,8 @@ fn verify_and_replay(it: &Item, config: &Config) -> MemberOutcome {
         && let MemberOutcome::Done(r) = &mut outcome
     {
         let mut replayed = r.clone();
-        let ok = crate::driver::catch_panic(|| {
-            crate::replay::replay_member(&it.program, &it.text, &mut replayed)
+        let ok = crate::guard::catch_panic(|| {
+            crate::oracle::replay::replay_member(&it.program, &it.text, &mut replayed)
         });
         if ok.is_ok() {
             *r = replayed;
@@ -135,7 +139,7 @@ fn abandoned(it: &Item, elapsed: Duration, run_deadline: bool) -> MemberOutcome 
 pub fn run_members(
     items: Vec<Item>,
     threads: usize,
-    opts: &crate::driver::Options,
+    opts: &crate::pipeline::Options,
     start: Instant,
     done: &mut dyn FnMut(usize, MemberOutcome),
 ) -> bool {
@@ -276,4 +280,29 @@ pub fn run_members(
         done(wi, outcome);
     }
     false
+}
+
+/// Verify one member; an `Err` or a panic becomes `Internal`.
+pub fn verify_one(
+    program: &Program,
+    key: u64,
+    member: MemberRef,
+    name: &str,
+    config: &Config,
+) -> MemberOutcome {
+    let m = &program.classes[member.class].members[member.member];
+    match catch_panic(|| verify_member_keyed(program, key, member, config)) {
+        Ok(Ok(mut r)) => {
+            if r.name.is_empty() {
+                r.name = name.to_string();
+            }
+            MemberOutcome::Done(r)
+        }
+        Ok(Err(message)) | Err(message) => MemberOutcome::Internal {
+            name: name.to_string(),
+            kind: m.kind,
+            span: m.name.span,
+            message,
+        },
+    }
 }

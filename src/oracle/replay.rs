@@ -5,7 +5,7 @@
 //! `not reproduced` (the failure may be an incompleteness: a value the verifier did
 //! not know).
 //!
-//! Architecture invariant: this sits beside `driver`, above both `verify` and
+//! Architecture invariant: this sits below the pipeline, above both `verify` and
 //! `interp`, which never meet anywhere else. What the model does not give (fields
 //! folded inside predicate instances, array elements, fields no chunk covered) starts
 //! at its default value, so "not reproduced" is an answer about that state only.
@@ -168,7 +168,7 @@ pub fn replay_member(program: &Program, text: &str, result: &mut MemberResult) {
             Outcome::OutOfSteps => (false, "the run ran out of steps".to_string()),
         };
         let (mut confirmed, mut outcome) = run(&exact);
-        let mut shown = crate::testing::show_inputs(program, member, &exact);
+        let mut shown = crate::oracle::testing::show_inputs(program, member, &exact);
         let mut rejected = outcome.starts_with("the state does not satisfy");
         for seed in 1..=COMPLETIONS {
             if confirmed {
@@ -180,7 +180,7 @@ pub fn replay_member(program: &Program, text: &str, result: &mut MemberResult) {
             let completed = |inputs: &Inputs| {
                 format!(
                     "{} (the model's values, the rest completed at random)",
-                    crate::testing::show_inputs(program, member, inputs)
+                    crate::oracle::testing::show_inputs(program, member, inputs)
                 )
             };
             if same {

@@ -280,7 +280,7 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// `Class.member`, the constructor `Class.new` (as `driver::select_members` names it).
+/// `Class.member`, the constructor `Class.new` (as `crate::source::select_members` names it).
 fn member_name(program: &Program, r: MemberRef) -> String {
     let c = &program.classes[r.class];
     let m = &c.members[r.member];
@@ -306,12 +306,12 @@ fn words(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::front_end;
+    use crate::source::front_end;
 
     fn keys(text: &str, config: &Config) -> Vec<(String, String)> {
         let p = front_end(text).expect("checks");
         let plan = Plan::new(&p, text, config);
-        crate::driver::select_members(&p, &[])
+        crate::source::select_members(&p, &[])
             .into_iter()
             .map(|(r, name)| (name, plan.key(r).key))
             .collect()

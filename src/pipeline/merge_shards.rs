@@ -12,7 +12,7 @@
 //! Architecture invariant: merge reads only the shards' documents (never sources) and
 //! never panics: a malformed document is an error message (exit 2).
 
-use crate::shard::{file_shard, member_shard};
+use crate::pipeline::shard::{file_shard, member_shard};
 use serde_json::{Map, Value};
 
 /// Why shard documents do not merge.

@@ -3,16 +3,19 @@
 //! it. Inputs that do not satisfy a member's precondition are rejected and do not
 //! count; a run that exhausts its budget is counted, never reported as a failure.
 //!
-//! Architecture invariant: this sits beside `driver` and `report`: it uses the front
+//! Architecture invariant: this sits below the pipeline, beside `replay`: it uses the front
 //! end and the interpreter only, never the verifier, and it prints (the library
 //! modules below it never do). Input states come from [`random_inputs`] by rejection,
 //! not from solver models, so a precondition that few random states satisfy gets few
 //! accepted runs (the summary says how many).
 
-use crate::driver::{collect_files, front_end, load, select_members};
 use crate::interp::inputs::random_inputs;
 use crate::interp::value::ObjKind;
 use crate::interp::{Inputs, Outcome, line_of, run_member};
+use crate::source::collect_files;
+use crate::source::front_end;
+use crate::source::load;
+use crate::source::select_members;
 use crate::syntax::ast::{MemberRef, Program};
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -5,7 +5,7 @@
 //! now, byte for byte (its recorded time included), and only the misses are
 //! verified. Every real verdict of a miss is then stored ([`entry`]).
 //!
-//! Architecture invariant: this sits beside the driver, above `verify`, and wraps
+//! Architecture invariant: part of the pipeline, above `verify`; it wraps
 //! `schedule::run_members` with the same contract (outcomes handed back in the items'
 //! order). It never changes a verdict: an entry is read only under the exact key it
 //! was written under, and timeouts, interruptions and internal errors are never
@@ -15,18 +15,11 @@ pub mod entry;
 pub mod key;
 pub mod store;
 
-use crate::driver::{MemberOutcome, Options};
-use crate::schedule::Item;
+use crate::pipeline::Options;
+use crate::pipeline::schedule::Item;
+use crate::pipeline::{CacheStats, MemberOutcome};
 use std::collections::HashMap;
 use std::time::Instant;
-
-/// What the cache did in a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CacheStats {
-    pub hits: usize,
-    pub misses: usize,
-    pub stored: usize,
-}
 
 /// As `schedule::run_members`, with the cache of `opts.cache` (none: verify all).
 pub fn run_members(
@@ -37,7 +30,7 @@ pub fn run_members(
     done: &mut dyn FnMut(usize, MemberOutcome),
 ) -> (bool, CacheStats) {
     let Some(dir) = &opts.cache else {
-        let interrupted = crate::schedule::run_members(items, threads, opts, start, done);
+        let interrupted = crate::pipeline::schedule::run_members(items, threads, opts, start, done);
         return (interrupted, CacheStats::default());
     };
     let store = store::Store::new(dir);
@@ -86,23 +79,24 @@ pub fn run_members(
     inner.config.stats = true;
     let mut out = InOrder { slots, next: 0 };
     out.flush(done);
-    let interrupted = crate::schedule::run_members(misses, threads, &inner, start, &mut |mi, o| {
-        let i = miss_index[mi];
-        let mut o = o;
-        if let MemberOutcome::Done(r) = &mut o {
-            let k = &keyed[i];
-            if let Some(e) = entry::Entry::of(r, &k.key, &k.anchors)
-                && store.save(&k.key, &e)
-            {
-                stats.stored += 1;
+    let interrupted =
+        crate::pipeline::schedule::run_members(misses, threads, &inner, start, &mut |mi, o| {
+            let i = miss_index[mi];
+            let mut o = o;
+            if let MemberOutcome::Done(r) = &mut o {
+                let k = &keyed[i];
+                if let Some(e) = entry::Entry::of(r, &k.key, &k.anchors)
+                    && store.save(&k.key, &e)
+                {
+                    stats.stored += 1;
+                }
+                if !stats_wanted {
+                    r.stats = None;
+                }
             }
-            if !stats_wanted {
-                r.stats = None;
-            }
-        }
-        out.slots[i] = Some(o);
-        out.flush(done);
-    });
+            out.slots[i] = Some(o);
+            out.flush(done);
+        });
     if interrupted {
         // What finished is reported in order (the scheduler skipped what did not).
         for (i, s) in out.slots.iter_mut().enumerate().skip(out.next) {

@@ -7,16 +7,15 @@
 //! A shard's JSON document (`--format json`) is the usual one plus a `shard` key: the
 //! shard's index and count and the layout of the whole batch (every file in order with
 //! every selected member, or `null` for a file with input errors), which
-//! `idf-verify merge` (`crate::merge`) uses to put the shards' members back in order
+//! `idf-verify merge` (`super::merge_shards`) uses to put the shards' members back in order
 //! and to check that nothing is missing.
 //!
 //! Architecture invariant: the assignment is a pure function of (path, member name,
-//! N); the driver only filters by it.
+//! N); the pipeline only filters by it.
 
-use crate::driver::{Run, Source};
-use crate::schedule::Item;
+use crate::source::Source;
 use crate::syntax::InputError;
-use crate::syntax::ast::{Program, Span};
+use crate::syntax::ast::Program;
 use serde::Serialize;
 
 /// Shard `index` (1-based) of `count`.
@@ -114,50 +113,11 @@ pub fn layout(
         .map(|(source, program)| LayoutFile {
             path: source.path.clone(),
             members: program.as_ref().ok().map(|p| {
-                crate::driver::select_members(p, methods).into_iter().map(|(_, n)| n).collect()
+                crate::source::select_members(p, methods).into_iter().map(|(_, n)| n).collect()
             }),
         })
         .collect();
     Layout { index: shard.index, count: shard.count, files }
-}
-
-/// Keep the members of `work` this shard owns; with `--expect`, only their spans count
-/// (`scopes`, indexed like `sources`, for every file that checked).
-pub fn restrict(
-    shard: Shard,
-    work: &mut Vec<Item>,
-    scopes: &mut [Option<Vec<Span>>],
-    sources: &[Source],
-    checked: &[bool],
-) {
-    work.retain(|w| shard.owns_member(&sources[w.file].path, &w.name));
-    if shard.by_file {
-        // Whole files: their expectations all count.
-        return;
-    }
-    for (fi, scope) in scopes.iter_mut().enumerate() {
-        if checked.get(fi).copied().unwrap_or(false) {
-            *scope = Some(vec![]);
-        }
-    }
-    for w in work.iter() {
-        let span = w.program.classes[w.member.class].members[w.member.member].span;
-        if let Some(s) = scopes.get_mut(w.file).and_then(Option::as_mut) {
-            s.push(span);
-        }
-    }
-}
-
-/// A sharded run's JSON document: the usual one, then `shard`.
-pub fn to_json(run: &Run, layout: &Layout) -> String {
-    #[derive(Serialize)]
-    struct Sharded<'a> {
-        #[serde(flatten)]
-        doc: crate::report::json::Document<'a>,
-        shard: &'a Layout,
-    }
-    let doc = Sharded { doc: crate::report::json::document(run), shard: layout };
-    serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 
 #[cfg(test)]
