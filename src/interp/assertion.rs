@@ -252,10 +252,10 @@ impl<'p> Interp<'p> {
         let mut locals = cx.locals.clone();
         self.enumerate(&pcx, &ranges, &mut locals, &mut |it, l| {
             let ccx = Cx { locals: l, ..pcx };
-            if truth(&it.eval(&ccx, cond)?) {
-                if let Some(Value::Int(i)) = l.get(&var) {
-                    idx.push(i.clone());
-                }
+            if truth(&it.eval(&ccx, cond)?)
+                && let Some(Value::Int(i)) = l.get(&var)
+            {
+                idx.push(i.clone());
             }
             Ok(true)
         })?;

@@ -127,10 +127,13 @@ pub(crate) struct Interp<'p> {
     /// The pure bodies being run, innermost last, with their termination measures
     /// (LANGUAGE.md section 15); `None` while something else runs inside one (a
     /// callee's precondition, an `ensures`), whose calls are not the body's.
-    pub(crate) pure_stack: std::cell::RefCell<Vec<Option<(MemberRef, Option<num_bigint::BigInt>)>>>,
+    pub(crate) pure_stack: std::cell::RefCell<Vec<Option<PureBody>>>,
     /// Per pure method: the pure methods its body calls.
     pub(crate) calls: HashMap<MemberRef, Vec<MemberRef>>,
 }
+
+/// A pure body being run and the value of its measure (`decreases`), if it has one.
+pub(crate) type PureBody = (MemberRef, Option<num_bigint::BigInt>);
 
 /// A pure call whose `ensures` is being checked: the member and its locals, sorted.
 pub(crate) type EnsuresKey = (MemberRef, Vec<(String, Value)>);

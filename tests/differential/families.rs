@@ -767,9 +767,9 @@ impl Fam {
         ));
         // A reader of part of an array.
         let (p, _, _) = self.amount();
-        s.push_str(&format!(
-            "  static pure int get(int[] a, int i) requires a != null && 0 <= i && i < a.length && acc(a[i], 1/2); {{ return a[i]; }}\n"
-        ));
+        s.push_str(
+            "  static pure int get(int[] a, int i) requires a != null && 0 <= i && i < a.length && acc(a[i], 1/2); { return a[i]; }\n",
+        );
         s.push_str(&format!(
             "  static int sum2(int[] a) requires a != null && a.length >= 2 && acc(a[*], {p}); ensures acc(a[*], {p}) && result == a[0] + a[1]; {{ return get(a, 0) + a[1]; }}\n"
         ));
