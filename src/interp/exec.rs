@@ -10,10 +10,11 @@
 //! invariant gave (the rest of the caller's bag waits outside), and after `join A` the
 //! activation holds only what `A` consumed.
 
-use super::assertion::Consumed;
+use super::assertion::{Consumed, Mode};
 use super::error::{Ctx, R, Stop, raw};
 use super::eval::{negative, truth};
 use super::perm::{Bag, Loc};
+use super::rat::Rat;
 use super::value::{ObjKind, Object, Value, mentions_old};
 use super::{Cx, Frame, Interp, Old, grow};
 use crate::syntax::ast::{
@@ -71,7 +72,13 @@ impl<'p> Interp<'p> {
     /// Evaluate `e` in the frame's state (a raw failure stays raw).
     fn eval_in_frame(&self, f: &Frame, e: &'p Expr) -> R<Value> {
         let view = [&f.bag];
-        let cx = Cx { heap: &self.heap, view: &view, locals: &f.locals, old: f.old.as_deref() };
+        let cx = Cx {
+            heap: &self.heap,
+            view: &view,
+            locals: &f.locals,
+            old: f.old.as_deref(),
+            pview: None,
+        };
         self.eval(&cx, e)
     }
 
@@ -85,7 +92,13 @@ impl<'p> Interp<'p> {
     ) -> R<Consumed> {
         let before = f.bag.clone();
         let view = [&before];
-        let cx = Cx { heap: &self.heap, view: &view, locals: &f.locals, old: f.old.as_deref() };
+        let cx = Cx {
+            heap: &self.heap,
+            view: &view,
+            locals: &f.locals,
+            old: f.old.as_deref(),
+            pview: None,
+        };
         let mut out = Consumed::default();
         let mut scratch;
         let h2 = if remove {
@@ -178,34 +191,42 @@ impl<'p> Interp<'p> {
                 self.consume_in_frame(f, std::slice::from_ref(a), ctx, false)?;
             }
             StmtKind::Open(call) => {
-                let (p, args) = {
-                    let view = [&f.bag];
-                    let cx = Cx { heap: &self.heap, view: &view, locals: &f.locals, old: None };
-                    self.instance_args(&cx, call, Some(("receiver.null", st.span)))?
-                };
-                match f.bag.take_instance(p, &args) {
+                let (p, args, pi) = self.ghost_instance(f, call, st.span)?;
+                if pi.is_zero() {
+                    return Ok(Flow::Normal);
+                }
+                if f.bag.instance_total(p, &args) < pi {
+                    return raw("open.failed", st.span, "no predicate instance to open");
+                }
+                match f.bag.take_instance(p, &args, &pi) {
                     Some(inst) => f.bag.merge(inst.contents),
                     None => return raw("open.failed", st.span, "no predicate instance to open"),
                 }
             }
             StmtKind::Close(call) => {
-                let (p, args) = {
-                    let view = [&f.bag];
-                    let cx = Cx { heap: &self.heap, view: &view, locals: &f.locals, old: None };
-                    self.instance_args(&cx, call, Some(("receiver.null", st.span)))?
-                };
+                let (p, args, pi) = self.ghost_instance(f, call, st.span)?;
                 let ctx = Ctx { id: "close.failed", call: Some(st.span) };
                 let Some(body) = self.body_of(p) else {
                     return Err(Stop::Rejected(UNDISPATCHED.into()));
                 };
+                if pi.is_zero() {
+                    return Ok(Flow::Normal);
+                }
                 let locals = self.pred_locals(p, &args);
                 let before = f.bag.clone();
                 let view = [&before];
-                let cx = Cx { heap: &self.heap, view: &view, locals: &locals, old: None };
+                let cx =
+                    Cx { heap: &self.heap, view: &view, locals: &locals, old: None, pview: None };
                 let mut got = Consumed::default();
-                self.consume(&cx, body, &mut f.bag, &mut got)
+                let mode = Mode { scale: pi.clone(), read: false };
+                self.consume_in(&cx, body, &mut f.bag, &mut got, &mode)
                     .map_err(|s| s.in_assertion(ctx, f.member))?;
-                f.bag.preds.push(super::perm::Instance { pred: p, args, contents: got.bag });
+                f.bag.add_instance(super::perm::Instance {
+                    pred: p,
+                    args,
+                    amount: pi,
+                    contents: got.bag,
+                });
             }
             StmtKind::Use(call) => {
                 self.eval_in_frame(f, call)?;
@@ -228,6 +249,38 @@ impl<'p> Interp<'p> {
             StmtKind::Block(b) => return self.exec_block(f, &b.stmts),
         }
         Ok(Flow::Normal)
+    }
+
+    /// The instance and amount of `open`/`close`: `e.q(a)` (at `write`) or
+    /// `acc(e.q(a), p)`; a null receiver is `receiver.null` at the statement.
+    fn ghost_instance(
+        &self,
+        f: &Frame,
+        call: &'p Expr,
+        span: Span,
+    ) -> R<(MemberRef, Vec<Value>, Rat)> {
+        let view = [&f.bag];
+        let cx = Cx {
+            heap: &self.heap,
+            view: &view,
+            locals: &f.locals,
+            old: f.old.as_deref(),
+            pview: None,
+        };
+        let (call, pi) = match &call.kind {
+            ExprKind::Frac { acc, amount } => (&**acc, Some(&**amount)),
+            _ => (call, None),
+        };
+        let call = match &call.kind {
+            ExprKind::Acc(inner) => &**inner,
+            _ => call,
+        };
+        let (p, args) = self.instance_args(&cx, call, Some(("receiver.null", span)))?;
+        let pi = match pi {
+            Some(x) => self.amount_of(&cx, x, call)?,
+            None => Rat::one(),
+        };
+        Ok((p, args, pi))
     }
 
     fn is_method_call(&self, e: &Expr) -> bool {
@@ -276,7 +329,13 @@ impl<'p> Interp<'p> {
     /// failure to read or call is the statement's.
     fn framed_in_frame(&self, f: &Frame, es: &'p [Expr]) -> R<()> {
         let view = [&f.bag];
-        let cx = Cx { heap: &self.heap, view: &view, locals: &f.locals, old: f.old.as_deref() };
+        let cx = Cx {
+            heap: &self.heap,
+            view: &view,
+            locals: &f.locals,
+            old: f.old.as_deref(),
+            pview: None,
+        };
         self.check_all(&cx, es).map(|_| ()).map_err(|s| s.in_stmt(f.member))
     }
 
@@ -292,13 +351,14 @@ impl<'p> Interp<'p> {
                 let v = self.rhs(f, rhs)?;
                 let loc = self.field_loc(&r, *class, &field.name, lhs)?;
                 let Loc::Field(o, slot) = loc else { return Ok(()) };
-                if !f.bag.make_direct(loc) {
+                if !f.bag.make_whole(loc) {
                     return raw(
                         "insufficient.permission",
                         lhs.span,
                         format!(
-                            "no permission to write `{}`",
-                            self.field_name(o, slot, &self.heap.objects)
+                            "no permission to write `{}` (held at {}, a write needs write)",
+                            self.field_name(o, slot, &self.heap.objects),
+                            f.bag.total(loc)
                         ),
                     );
                 }
@@ -315,25 +375,37 @@ impl<'p> Interp<'p> {
                 let Value::Ref(o) = a else {
                     return raw("insufficient.permission", lhs.span, "the array is null");
                 };
-                if !f.bag.make_direct(Loc::Array(o)) {
+                let n = self.heap.len_of(o).unwrap_or(0);
+                let whole = i
+                    .to_usize()
+                    .filter(|&k| k < n)
+                    .is_some_and(|k| f.bag.direct(Loc::Elem(o, k)) == Rat::one());
+                if !whole && n > 0 && !(0..n).any(|k| f.bag.holds(Loc::Elem(o, k))) {
                     return raw(
                         "insufficient.permission",
                         lhs.span,
-                        "no permission to the array's elements (`acc(a[*])`)",
+                        "no permission to any of the array's elements",
                     );
                 }
-                let n = self.heap.len_of(o).unwrap_or(0);
-                match i.to_usize().filter(|&i| i < n) {
-                    Some(i) => {
-                        self.heap.set(o, i, v);
-                        Ok(())
-                    }
-                    None => raw(
+                let Some(k) = i.to_usize().filter(|&k| k < n) else {
+                    return raw(
                         "index.out.of.bounds",
                         lhs.span,
                         format!("index {i} is out of bounds for length {n}"),
-                    ),
+                    );
+                };
+                if !f.bag.make_whole(Loc::Elem(o, k)) {
+                    return raw(
+                        "insufficient.permission",
+                        lhs.span,
+                        format!(
+                            "no permission to write element {k} (held at {}, a write needs write)",
+                            f.bag.total(Loc::Elem(o, k))
+                        ),
+                    );
                 }
+                self.heap.set(o, k, v);
+                Ok(())
             }
             _ => raw("internal.error", lhs.span, "assignment to a non-location"),
         }
@@ -361,7 +433,9 @@ impl<'p> Interp<'p> {
                     kind: ObjKind::Array(elem.clone()),
                     slots: vec![Value::default_of(elem); n],
                 });
-                f.bag.add(Loc::Array(o));
+                for k in 0..n {
+                    f.bag.add(Loc::Elem(o, k), &Rat::one());
+                }
                 Ok(Value::Ref(o))
             }
             Rhs::New { class, args, span } => {
@@ -377,7 +451,7 @@ impl<'p> Interp<'p> {
                 let o = self.heap.alloc(self.layout.new_object(ci));
                 let mut fields = Bag::default();
                 for slot in 0..self.layout.field_types[ci].len() {
-                    fields.add(Loc::Field(o, slot));
+                    fields.add(Loc::Field(o, slot), &Rat::one());
                 }
                 match self.layout.ctor[ci] {
                     Some(mi) => {
@@ -401,7 +475,13 @@ impl<'p> Interp<'p> {
         }
         let (this, vals) = {
             let view = [&f.bag];
-            let cx = Cx { heap: &self.heap, view: &view, locals: &f.locals, old: f.old.as_deref() };
+            let cx = Cx {
+                heap: &self.heap,
+                view: &view,
+                locals: &f.locals,
+                old: f.old.as_deref(),
+                pview: None,
+            };
             let this = self.receiver(&cx, recv, e)?;
             let mut vals = Vec::with_capacity(args.len());
             for a in args {
@@ -432,7 +512,7 @@ impl<'p> Interp<'p> {
         let got = {
             let before = caller.bag.clone();
             let view = [&before];
-            let cx = Cx { heap: &self.heap, view: &view, locals: &locals, old: None };
+            let cx = Cx { heap: &self.heap, view: &view, locals: &locals, old: None, pview: None };
             let mut out = Consumed::default();
             let ctx = Ctx { id: "call.precondition", call: Some(span) };
             self.consume_all(&cx, &m.requires, &mut caller.bag, &mut out)
@@ -483,7 +563,7 @@ impl<'p> Interp<'p> {
         let mut rest = given.clone();
         let got = {
             let view = [&given];
-            let cx = Cx { heap: &self.heap, view: &view, locals: &locals, old: None };
+            let cx = Cx { heap: &self.heap, view: &view, locals: &locals, old: None, pview: None };
             let mut out = Consumed::default();
             let ctx = Ctx { id: "override.unsound", call: None };
             self.consume_all(&cx, &m.requires, &mut rest, &mut out)
@@ -504,7 +584,8 @@ impl<'p> Interp<'p> {
         }
         let before = rest.clone();
         let view = [&before];
-        let cx = Cx { heap: &self.heap, view: &view, locals: &post, old: Some(&entry) };
+        let cx =
+            Cx { heap: &self.heap, view: &view, locals: &post, old: Some(&entry), pview: None };
         let mut out = Consumed::default();
         let ctx = Ctx { id: "override.unsound", call: None };
         self.consume_all(&cx, &im.ensures, &mut rest, &mut out)

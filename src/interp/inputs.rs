@@ -1,12 +1,13 @@
 //! Input states for running one member: a heap, `this` and the arguments; and a
 //! generator of small random ones (small integers, `null` or fresh or shared objects
-//! with their fields filled recursively, short arrays), for testing a member on many
+//! with their fields filled recursively, short arrays, amounts, short sequences), for testing a member on many
 //! states. A generated state need not satisfy the precondition: running it then ends
 //! in [`Outcome::Rejected`](super::Outcome::Rejected).
 //!
 //! Architecture invariant: generation is a pure function of the program, the member
 //! and the seed.
 
+use super::rat::Rat;
 use super::value::{Heap, Layout, ObjKind, Object, Value};
 use crate::syntax::ast::{MemberRef, Program, Type};
 
@@ -110,6 +111,32 @@ impl Builder<'_> {
                     obj.slots = elems;
                 }
                 Value::Ref(o)
+            }
+            // Amounts: mostly the usual fractions, sometimes none, above write, negative.
+            Type::Perm => {
+                const AMOUNTS: [(i64, i64); 10] = [
+                    (1, 2),
+                    (1, 2),
+                    (1, 4),
+                    (1, 3),
+                    (2, 3),
+                    (3, 4),
+                    (1, 1),
+                    (1, 1),
+                    (0, 1),
+                    (2, 1),
+                ];
+                let (n, d) = if self.rng.chance(3) {
+                    (-1, 2)
+                } else {
+                    AMOUNTS[self.rng.below(AMOUNTS.len())]
+                };
+                Value::amount(Rat::small(n, d))
+            }
+            Type::Seq(elem) => {
+                let n = self.rng.below(5);
+                let xs: Vec<Value> = (0..n).map(|_| self.value(elem, depth + 1)).collect();
+                Value::Seq(std::rc::Rc::new(xs))
             }
             _ => Value::Null,
         }

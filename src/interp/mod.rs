@@ -28,6 +28,8 @@ mod eval;
 mod exec;
 pub mod inputs;
 pub mod perm;
+mod quant;
+pub mod rat;
 pub mod value;
 
 pub use error::Failure;
@@ -90,6 +92,9 @@ pub(crate) struct Cx<'a> {
     pub view: &'a [&'a Bag],
     pub locals: &'a Locals,
     pub old: Option<&'a Old>,
+    /// Where `perm(..)` reads amounts when it is not the view: what is left of the
+    /// state an assertion is being consumed from (LANGUAGE.md section 11).
+    pub pview: Option<&'a Bag>,
 }
 
 /// One activation of a method or constructor.
@@ -119,7 +124,16 @@ pub(crate) struct Interp<'p> {
     /// again inside its own unfolding (`predicate loop() { return loop(); }`, or two
     /// that hold each other) would never end (`assertion::unfolding`).
     pub(crate) unfolding: std::cell::RefCell<Vec<(MemberRef, Vec<Value>)>>,
+    /// The pure bodies being run, innermost last, with their termination measures
+    /// (LANGUAGE.md section 15); `None` while something else runs inside one (a
+    /// callee's precondition, an `ensures`), whose calls are not the body's.
+    pub(crate) pure_stack: std::cell::RefCell<Vec<Option<PureBody>>>,
+    /// Per pure method: the pure methods its body calls.
+    pub(crate) calls: HashMap<MemberRef, Vec<MemberRef>>,
 }
+
+/// A pure body being run and the value of its measure (`decreases`), if it has one.
+pub(crate) type PureBody = (MemberRef, Option<num_bigint::BigInt>);
 
 /// A pure call whose `ensures` is being checked: the member and its locals, sorted.
 pub(crate) type EnsuresKey = (MemberRef, Vec<(String, Value)>);
@@ -144,8 +158,20 @@ pub(crate) fn grow<T>(f: impl FnOnce() -> T) -> T {
 impl<'p> Interp<'p> {
     pub fn new(prog: &'p Program, heap: Heap, limits: Limits) -> Interp<'p> {
         let mut needs_old = HashMap::new();
+        let mut calls = HashMap::new();
         for (ci, class) in prog.classes.iter().enumerate() {
             for (mi, m) in class.members.iter().enumerate() {
+                if let (MemberKind::Pure, Body::Return(b)) = (m.kind, &m.body) {
+                    let mut out = vec![];
+                    b.any(&mut |e| {
+                        if let crate::syntax::ast::ExprKind::Call { target: Some(t), .. } = &e.kind
+                        {
+                            out.push(*t);
+                        }
+                        false
+                    });
+                    calls.insert(MemberRef { class: ci, member: mi }, out);
+                }
                 let mut uses = m.ensures.iter().any(value::mentions_old);
                 if let Body::Block(b) = &m.body {
                     uses |= exec::stmts_mention_old(&b.stmts);
@@ -163,6 +189,8 @@ impl<'p> Interp<'p> {
             needs_old,
             checking: Default::default(),
             unfolding: Default::default(),
+            pure_stack: Default::default(),
+            calls,
         }
     }
 
@@ -252,7 +280,7 @@ impl<'p> Interp<'p> {
             MemberKind::Constructor => {
                 let o = self.heap.alloc(self.layout.new_object(member.class));
                 for slot in 0..self.layout.field_types[member.class].len() {
-                    bag.add(perm::Loc::Field(o, slot));
+                    bag.add(perm::Loc::Field(o, slot), &rat::Rat::one());
                 }
                 Some(Value::Ref(o))
             }
@@ -285,10 +313,13 @@ impl<'p> Interp<'p> {
                 own?;
                 let Body::Return(body) = &m.body else { return Ok(()) };
                 let view = [&bag];
-                let cx = Cx { heap: &heap, view: &view, locals: &locals, old: None };
-                let r = self.eval(&cx, body).map_err(|e| e.not_wellformed(member))?;
+                let cx = Cx { heap: &heap, view: &view, locals: &locals, old: None, pview: None };
+                let measure = self.measure(&cx, member)?;
+                let r = self
+                    .in_pure(Some((member, measure)), || self.eval(&cx, body))
+                    .map_err(|e| e.not_wellformed(member))?;
                 locals.insert("result".into(), r);
-                let cx = Cx { heap: &heap, view: &view, locals: &locals, old: None };
+                let cx = Cx { heap: &heap, view: &view, locals: &locals, old: None, pview: None };
                 let ctx = Ctx { id: "postcondition.violated", call: None };
                 self.check_all(&cx, &m.ensures)
                     .map(|_| ())
@@ -351,13 +382,14 @@ impl Interp<'_> {
             let ctx = Ctx { id: "override.unsound", call: None };
             let locals = self.callee_locals(member, this.clone(), args);
             let view = [&given];
-            let cx = Cx { heap, view: &view, locals: &locals, old: None };
-            let got = self.check_all(&cx, &m.requires).map_err(|e| e.in_assertion(ctx, member))?;
+            let cx = Cx { heap, view: &view, locals: &locals, old: None, pview: None };
+            let got =
+                self.check_all_read(&cx, &m.requires).map_err(|e| e.in_assertion(ctx, member))?;
             let bview = [&got.bag];
-            let bcx = Cx { heap, view: &bview, locals: &locals, old: None };
+            let bcx = Cx { heap, view: &bview, locals: &locals, old: None, pview: None };
             let r = self.eval(&bcx, body).map_err(|e| e.not_wellformed(member))?;
             ilocals.insert("result".into(), r);
-            let icx = Cx { heap, view: &view, locals: &ilocals, old: None };
+            let icx = Cx { heap, view: &view, locals: &ilocals, old: None, pview: None };
             self.check_all(&icx, &imem.ensures).map_err(|e| e.in_assertion(ctx, member))?;
         }
         Ok(())

@@ -1,14 +1,17 @@
-//! Concrete values and the concrete heap: unbounded integers, booleans, `null` and
-//! references to objects (class instances and arrays), plus the per-class field layout
+//! Concrete values and the concrete heap: unbounded integers, booleans, `null`,
+//! references to objects (class instances and arrays), exact permission amounts and
+//! sequences, plus the per-class field layout
 //! the interpreter reads fields through.
 //!
 //! Architecture invariant: the heap only grows (objects are never freed), so an object
 //! id stays valid for the whole run and an old heap is a plain copy of the vector.
 
+use super::rat::Rat;
 use crate::syntax::ast::{Expr, ExprKind, MemberKind, Program, Type};
 use num_bigint::BigInt;
 use std::collections::HashMap;
 use std::fmt;
+use std::rc::Rc;
 
 /// An object id: an index into [`Heap::objects`].
 pub type ObjId = usize;
@@ -19,6 +22,11 @@ pub enum Value {
     Bool(bool),
     Null,
     Ref(ObjId),
+    /// A permission amount that is not an integer (LANGUAGE.md section 11): integral
+    /// amounts are `Int`, so that equal amounts are equal values.
+    Perm(Rat),
+    /// A sequence (LANGUAGE.md section 14): immutable, compared element-wise.
+    Seq(Rc<Vec<Value>>),
 }
 
 impl Value {
@@ -29,9 +37,24 @@ impl Value {
     /// The default value of a local, field or array element of type `t`.
     pub fn default_of(t: &Type) -> Value {
         match t {
-            Type::Int => Value::int(0),
+            Type::Int | Type::Perm => Value::int(0),
             Type::Bool => Value::Bool(false),
+            Type::Seq(_) => Value::Seq(Rc::new(vec![])),
             _ => Value::Null,
+        }
+    }
+
+    /// The value of an amount: an `Int` when it is integral, else a `Perm`.
+    pub fn amount(r: Rat) -> Value {
+        if r.is_integer() { Value::Int(r.numer().clone()) } else { Value::Perm(r) }
+    }
+
+    /// The amount an `int` or `perm` value stands for.
+    pub fn rat(&self) -> Option<Rat> {
+        match self {
+            Value::Int(n) => Some(Rat::int(n.clone())),
+            Value::Perm(r) => Some(r.clone()),
+            _ => None,
         }
     }
 }
@@ -43,6 +66,17 @@ impl fmt::Display for Value {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Null => write!(f, "null"),
             Value::Ref(o) => write!(f, "o{o}"),
+            Value::Perm(r) => write!(f, "{r}"),
+            Value::Seq(xs) => {
+                write!(f, "seq(")?;
+                for (i, x) in xs.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                write!(f, ")")
+            }
         }
     }
 }

@@ -22,6 +22,17 @@
 //! - [`Fam::trees`]: heap-free pure helpers (no precondition) inside recursive pure
 //!   methods over trees built by several calls (C2).
 //!
+//! - [`Fam::fractions`]: fractional permissions (LANGUAGE.md section 11): readers
+//!   sharing a field at amounts, calls that take part of what the caller holds, writes
+//!   with a part, predicates held in part, `perm(..)` in assertions, amounts as `perm`
+//!   parameters;
+//! - [`Fam::segments`]: quantified permissions over array segments (section 12): loops
+//!   filling a segment under a quantified invariant, callers giving segments away,
+//!   readers at half, a missing element;
+//! - [`Fam::sequences`]: sequences and value quantifiers (sections 13-15): literals,
+//!   slices, concatenation, `contains`, `updated`, recursive pure methods with
+//!   `decreases`, `forall`/`exists` over ranges, indices right or off by a constant.
+//!
 //! Facts asserted are right or wrong by a constant ([`Fam::off`]): the concrete
 //! interpreter decides which.
 
@@ -85,14 +96,17 @@ impl Fam {
         let mut s = String::new();
         for _ in 0..n {
             self.k += 1;
-            let f = match self.rng.weighted(&[4, 3, 3, 2, 2, 2, 2]) {
+            let f = match self.rng.weighted(&[4, 3, 3, 2, 2, 2, 2, 4, 4, 4]) {
                 0 => self.dispatch(),
                 1 => self.ensures_calls(),
                 2 => self.nested_preds(),
                 3 => self.ctor_old(),
                 4 => self.chains(),
                 5 => self.sorted(),
-                _ => self.trees(),
+                6 => self.trees(),
+                7 => self.fractions(),
+                8 => self.segments(),
+                _ => self.sequences(),
             };
             s.push_str(&f);
         }
@@ -110,6 +124,9 @@ impl Fam {
             "chains" => self.chains(),
             "sorted" => self.sorted(),
             "trees" => self.trees(),
+            "fractions" => self.fractions(),
+            "segments" => self.segments(),
+            "sequences" => self.sequences(),
             _ => return None,
         })
     }
@@ -616,6 +633,242 @@ impl Fam {
                 "  static void m1(int a){arg} {{\n    {c} o = new {c}(a);\n    {c} p = new {c}(a);\n    assert o != p;\n    assert {fact};\n  }}\n"
             ));
         }
+        s.push_str("}\n");
+        s
+    }
+
+    // ------------------------------------------------------------ fractions
+
+    /// An amount as written: `write`, `1/2`, ...
+    fn amount(&mut self) -> (&'static str, i64, i64) {
+        *self.rng.pick(&[
+            ("write", 1, 1),
+            ("1/2", 1, 2),
+            ("1/2", 1, 2),
+            ("1/3", 1, 3),
+            ("2/3", 2, 3),
+            ("1/4", 1, 4),
+        ])
+    }
+
+    pub fn fractions(&mut self) -> String {
+        let k = self.k;
+        let c = format!("Fr{k}");
+        let (held, hn, hd) = self.amount();
+        let (asked, an, ad) = self.amount();
+        let mut s = format!("class {c} {{\n  int x;\n  int y;\n");
+        s.push_str("  predicate valid() { return acc(x) && acc(y) && x <= y; }\n");
+        s.push_str("  pure int getx() requires acc(x, 1/4); { return x; }\n");
+        s.push_str("  pure int vx() requires valid(); { return x; }\n");
+        // A reader: keeps its part and changes nothing.
+        let d = self.off();
+        s.push_str(&format!(
+            "  static int read({c} c) requires acc(c.x, {asked}); ensures acc(c.x, {asked}) && result == {}; {{ return c.x + {}; }}\n",
+            plus("c.x", d),
+            self.off().abs() % 2
+        ));
+        // A caller holding `held` gives `asked` to the reader.
+        let d2 = self.off();
+        s.push_str(&format!(
+            "  static void share({c} c) requires acc(c.x, {held}); ensures acc(c.x, {held}) && c.x == {}; {{\n    int r = read(c);\n    assert r == {};\n  }}\n",
+            plus("old(c.x)", d2),
+            plus("c.x", self.off()),
+        ));
+        // A write with a part (fails unless the part is write).
+        let (w, _, _) = self.amount();
+        s.push_str(&format!(
+            "  static void write({c} c, int v) requires acc(c.x, {w}); ensures acc(c.x, {w}); {{ c.x = v; }}\n"
+        ));
+        // Two parts of one location add up to write.
+        let (p1, n1, d1) = self.amount();
+        let rest = if d1 == n1 { "none".to_string() } else { format!("{}/{}", d1 - n1, d1) };
+        let rest2 = if self.chance(70) { rest.clone() } else { self.amount().0.to_string() };
+        s.push_str(&format!(
+            "  static void join2({c} c) requires acc(c.x, {p1}) && acc(c.x, {rest2}); ensures acc(c.x); {{ c.x = 3; }}\n"
+        ));
+        // `perm` after a part is taken.
+        let left = hn * ad - an * hd;
+        let den = hd * ad;
+        let want = if self.chance(70) {
+            if left == 0 { "none".to_string() } else { format!("{left}/{den}") }
+        } else {
+            self.amount().0.to_string()
+        };
+        s.push_str(&format!(
+            "  static void left({c} c) requires acc(c.x, {held}); {{\n    assert acc(c.x, {asked}) && perm(c.x) == {want};\n  }}\n"
+        ));
+        // Aliasing: write and a part of another object's field.
+        let neq = if self.chance(60) { "a != b" } else { "a == b" };
+        s.push_str(&format!(
+            "  static void alias({c} a, {c} b) requires acc(a.x) && acc(b.x, {asked}); {{\n    assert {neq};\n  }}\n"
+        ));
+        // Amounts as parameters.
+        let bound = self.pick(&["1/2", "write", "none"]);
+        s.push_str(&format!(
+            "  static void byamount({c} c, perm p) requires none < p && p <= {bound} && acc(c.x, p); ensures acc(c.x, p) && c.x == old(c.x); {{\n    int t = c.x;\n    int u = getx2(c, p);\n  }}\n"
+        ));
+        s.push_str(&format!(
+            "  static int getx2({c} c, perm p) requires none < p && acc(c.x, p); ensures acc(c.x, p); {{ return c.x; }}\n"
+        ));
+        // A predicate held in part: reads through it, a write through it fails.
+        let wr = if self.chance(50) { "x = x;" } else { "int t = x;" };
+        let (pp, _, _) = self.amount();
+        s.push_str(&format!(
+            "  void part() requires acc(valid(), {pp}); ensures acc(valid(), {pp}) && vx() == {}; {{\n    {wr}\n  }}\n",
+            plus("old(vx())", self.off())
+        ));
+        // Splitting a predicate and putting it back.
+        s.push_str(&format!(
+            "  void halves() requires valid(); ensures valid() && vx() == {}; {{\n    int a = twice(this);\n    open acc(valid(), 1/2);\n    int t = x;\n    close acc(valid(), 1/2);\n  }}\n",
+            plus("old(vx())", self.off())
+        ));
+        s.push_str(&format!(
+            "  static int twice({c} c) requires acc(c.valid(), 1/2); ensures acc(c.valid(), 1/2) && result == c.vx(); {{ return c.vx(); }}\n"
+        ));
+        // Forging: giving back more than was held.
+        let (g1, _, _) = self.amount();
+        let (g2, _, _) = self.amount();
+        s.push_str(&format!(
+            "  static void forge({c} c) requires acc(c.x, {g1}); ensures acc(c.x, {g2}); {{ }}\n"
+        ));
+        // A client creating objects and sharing them.
+        let v = self.int(-2, 3);
+        s.push_str(&format!(
+            "  static void client() {{\n    {c} o = new {c}();\n    o.x = {v};\n    share(o);\n    int r = read(o);\n    assert o.x == {};\n    write(o, 4);\n    assert o.x == {};\n  }}\n",
+            num(v + self.off()),
+            num(4 + self.off())
+        ));
+        s.push_str("}\n");
+        s
+    }
+
+    // ------------------------------------------------------------ segments
+
+    pub fn segments(&mut self) -> String {
+        let k = self.k;
+        let c = format!("Sg{k}");
+        let v = self.int(-1, 3);
+        let mut s = format!("class {c} {{\n");
+        let seg = |lo: &str, hi: &str, p: &str| {
+            if p == "write" {
+                format!("(forall int i :: {lo} <= i && i < {hi} ==> acc(a[i]))")
+            } else {
+                format!("(forall int i :: {lo} <= i && i < {hi} ==> acc(a[i], {p}))")
+            }
+        };
+        // Fill a segment with a loop whose invariant holds the segment.
+        let hi_inv = if self.chance(85) { "j" } else { "j + 1" };
+        s.push_str(&format!(
+            "  static void fill(int[] a, int lo, int hi) requires a != null && 0 <= lo && lo <= hi && hi <= a.length && {}; ensures {} && (forall int i :: lo <= i && i < hi ==> a[i] == {}); {{\n    int j = lo;\n    while (j < hi) invariant lo <= j && j <= hi && {} && (forall int i :: lo <= i && i < {hi_inv} ==> a[i] == {v}); {{\n      a[j] = {v};\n      j = j + 1;\n    }}\n  }}\n",
+            seg("lo", "hi", "write"),
+            seg("lo", "hi", "write"),
+            num(v + if self.chance(80) { 0 } else { self.off() }),
+            seg("lo", "hi", "write"),
+        ));
+        // A reader of part of an array.
+        let (p, _, _) = self.amount();
+        s.push_str(
+            "  static pure int get(int[] a, int i) requires a != null && 0 <= i && i < a.length && acc(a[i], 1/2); { return a[i]; }\n",
+        );
+        s.push_str(&format!(
+            "  static int sum2(int[] a) requires a != null && a.length >= 2 && acc(a[*], {p}); ensures acc(a[*], {p}) && result == a[0] + a[1]; {{ return get(a, 0) + a[1]; }}\n"
+        ));
+        // A client: splits the array, fills the halves, reads back.
+        let n = self.int(2, 5);
+        let m = self.int(0, n);
+        let idx = self.int(0, n - 1) + if self.chance(85) { 0 } else { 1 };
+        let fact_v = v + self.off();
+        s.push_str(&format!(
+            "  static void client() {{\n    int[] a = new int[{n}];\n    fill(a, 0, {m});\n    fill(a, {m}, {n});\n    int t = sum2(a);\n    assert a[{idx}] == {};\n    assert t == {};\n  }}\n",
+            num(fact_v),
+            num(2 * v + self.off()),
+        ));
+        // A method that holds all but one element and touches another.
+        let skip = self.int(0, 2);
+        let touch = self.int(0, 2);
+        s.push_str(&format!(
+            "  static void hole(int[] a) requires a != null && a.length == 3 && (forall int i :: 0 <= i && i < a.length && i != {skip} ==> acc(a[i])); ensures (forall int i :: 0 <= i && i < 3 && i != {skip} ==> acc(a[i])); {{\n    a[{touch}] = 1;\n  }}\n"
+        ));
+        // A write with a part of a segment.
+        let (w, _, _) = self.amount();
+        s.push_str(&format!(
+            "  static void halfwrite(int[] a) requires a != null && a.length > 0 && acc(a[*], {w}); ensures acc(a[*], {w}); {{\n    a[0] = 2;\n  }}\n"
+        ));
+        // Giving away a segment and keeping the rest.
+        let k2 = self.int(0, 3);
+        s.push_str(&format!(
+            "  static void keep(int[] a) requires a != null && a.length == 4 && acc(a[*]); ensures acc(a[*]) && a[{k2}] == {}; {{\n    int old0 = a[{k2}];\n    fill(a, 2, 4);\n    assert a[{k2}] == {};\n  }}\n",
+            if k2 >= 2 { num(v) } else { format!("old(a[{k2}])") },
+            if k2 >= 2 { num(v + self.off()) } else { "old0".to_string() },
+        ));
+        // An element by itself.
+        let e = self.int(0, 3);
+        s.push_str(&format!(
+            "  static void one(int[] a) requires a != null && a.length == 3 && acc(a[{}]); {{\n    a[{e}] = 5;\n    assert perm(a[{e}]) == write;\n  }}\n",
+            if self.chance(70) { e } else { self.int(0, 2) }
+        ));
+        s.push_str("}\n");
+        s
+    }
+
+    // ------------------------------------------------------------ sequences
+
+    pub fn sequences(&mut self) -> String {
+        let k = self.k;
+        let c = format!("Sq{k}");
+        let mut s = format!("class {c} {{\n");
+        s.push_str(
+            "  static pure int sum(seq<int> s) decreases s.length; { return s.length == 0 ? 0 : s[0] + sum(s[1..]); }\n",
+        );
+        s.push_str(
+            "  static pure bool sorted(seq<int> s) { return forall int i, int j :: 0 <= i && i < j && j < s.length ==> s[i] <= s[j]; }\n",
+        );
+        s.push_str(
+            "  static pure bool has(seq<int> s, int x) { return exists int i :: 0 <= i && i < s.length && s[i] == x; }\n",
+        );
+        let (a, b, d) = (self.int(-2, 3), self.int(-2, 3), self.int(0, 4));
+        let idx = self.int(0, 3) + if self.chance(80) { 0 } else { 2 };
+        let lo = self.int(0, 2);
+        let hi = lo + self.int(0, 2) + if self.chance(85) { 0 } else { 2 };
+        let facts = [
+            format!("t.length == {}", plus("s.length", 3 + self.off())),
+            format!("t[s.length] == {}", num(a + self.off())),
+            format!("t[s.length + 2] == {}", num(d + self.off())),
+            format!("sum(seq({}, {})) == {}", num(a), num(b), num(a + b + self.off())),
+            format!("t.contains({})", num(b + self.off())),
+            format!("has(t, {})", num(d + self.off())),
+            format!("t.updated({idx}, 9)[{idx}] == {}", num(9 + self.off())),
+            format!("t[{lo}..{hi}].length == {}", num(hi - lo + self.off())),
+            format!("(t + seq({}))[t.length] == {}", num(a), num(a + self.off())),
+            format!("sorted(seq({}, {}))", num(a), num(b)),
+            format!(
+                "seq({}, {})[{}..] == seq({})",
+                num(a),
+                num(b),
+                1 + self.off().clamp(-1, 1),
+                num(b)
+            ),
+            format!("t[{idx}] == t[{idx}]"),
+            format!("sum(t) == {}", plus("sum(s)", a + b + d + self.off())),
+        ];
+        let mut asserts = String::new();
+        for _ in 0..3 {
+            let f = &facts[self.below(facts.len())];
+            asserts.push_str(&format!("    assert {f};\n"));
+        }
+        let req = self.int(0, 3);
+        s.push_str(&format!(
+            "  static void m(seq<int> s) requires s.length >= {req}; {{\n    seq<int> t = s + seq({}, {}, {});\n{asserts}  }}\n",
+            num(a),
+            num(b),
+            num(d)
+        ));
+        // A method with a postcondition over a sequence and a quantifier.
+        let off = self.off();
+        s.push_str(&format!(
+            "  static pure seq<int> pos(seq<int> s) requires forall int i :: 0 <= i && i < s.length ==> s[i] > 0; ensures result.length == s.length && (forall int i :: 0 <= i && i < s.length ==> result[i] == {}); {{ return s; }}\n",
+            plus("s[i]", off)
+        ));
         s.push_str("}\n");
         s
     }
