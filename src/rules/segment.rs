@@ -387,15 +387,24 @@ impl<'p> Verifier<'p> {
             let ch = h2.get(sl).clone();
             let cov = ch.covers(&i);
             let pk = ch.perm.clone();
+            // The regions this chunk meets (an empty overlap leaves both alone).
+            let mut meets = vec![];
+            for (r, _) in &needs {
+                let ov = Term::and(r.clone(), cov.clone());
+                meets.push(!self.empty(&ov)?);
+            }
+            if !meets.contains(&true) {
+                continue;
+            }
             let outside = Term::and(
                 cov.clone(),
                 Term::not(Term::or_all(needs.iter().map(|(r, _)| r.clone()).collect())),
             );
             let mut parts = vec![(outside, pk.clone())];
             let mut next = vec![];
-            for (r, n) in needs {
+            for ((r, n), meet) in needs.into_iter().zip(meets) {
                 let ov = Term::and(r.clone(), cov.clone());
-                if ov.is_false() {
+                if !meet {
                     next.push((r, n));
                     continue;
                 }
@@ -411,7 +420,10 @@ impl<'p> Verifier<'p> {
                     ch.value.clone(),
                 ));
                 parts.push((ov.clone(), Term::sub(pk.clone(), t.clone())));
-                next.push((Term::and(r, Term::not(cov.clone())), n.clone()));
+                let rest = Term::and(r, Term::not(cov.clone()));
+                if !self.empty(&rest)? {
+                    next.push((rest, n.clone()));
+                }
                 let left = Term::sub(n, t);
                 if left.as_rat() != Some(Rat::ZERO) {
                     next.push((ov, left));
@@ -442,6 +454,20 @@ impl<'p> Verifier<'p> {
             Answer::Proved => Ok((h, pieces)),
             Answer::Unknown => Err(true),
             Answer::Refuted => Err(false),
+        }
+    }
+
+    /// Is the condition `c` (over the index symbol) provably empty? `Err(true)` when
+    /// the solver gave up.
+    fn empty(&mut self, c: &Term) -> Result<bool, bool> {
+        if c.is_false() {
+            return Ok(true);
+        }
+        let k = self.fresh("k", Sort::Int);
+        match self.dec.prove(&Term::not(at(c, &k))) {
+            Answer::Proved => Ok(true),
+            Answer::Unknown => Err(true),
+            Answer::Refuted => Ok(false),
         }
     }
 
@@ -491,7 +517,18 @@ impl<'p> Verifier<'p> {
             Term::ite(at(c, &x), value, Term::default_of(Sort::of_elem(elem_of_sort(sort))));
         let m = self.fresh("V", sort);
         let read = Term::select(m.clone(), x.clone());
-        let def = Term::quant(true, vec![x], vec![vec![read.clone()]], Term::eq(read, value));
+        // Also triggered by reads of the pieces' maps: a fact about the snapshot (a
+        // pure method's body over its segment) then applies at the indices the
+        // program reads in the heap, as Silicon's snapshot maps do.
+        let mut triggers = vec![vec![read.clone()]];
+        let reads: Vec<Term> =
+            pieces.iter().map(|(_, vk)| Term::select(vk.clone(), x.clone())).collect();
+        for g in read_triggers(&reads.iter().collect::<Vec<_>>(), &x) {
+            if !triggers.contains(&g) {
+                triggers.push(g);
+            }
+        }
+        let def = Term::quant(true, vec![x], triggers, Term::eq(read, value));
         self.dec.assume_derived(def);
         m
     }
