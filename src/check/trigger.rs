@@ -184,7 +184,9 @@ fn loops(c: (&Expr, bool), all: &[(&Expr, bool)], vars: &[String]) -> bool {
     let Some(src) = source(c.0) else { return false };
     let cops = operands(c.0);
     all.iter().any(|&(o, in_old)| {
-        in_old == c.1
+        // `old(t)` itself is listed outside old; `t` inside it is met with `in_old`.
+        !matches!(o.kind, ExprKind::Old(_))
+            && in_old == c.1
             && source(o).as_deref() == Some(src.as_str())
             && operands(o).iter().zip(&cops).any(|(oo, co)| {
                 shifted(oo, vars) && !mentions(co, vars).is_empty() && !shifted(co, vars)

@@ -283,6 +283,7 @@ impl<'p> Verifier<'p> {
                         old: s.old.clone(),
                         store: self.callee_store(p, recv.clone(), &args),
                     };
+                    let broken = std::cell::Cell::new(0u32);
                     self.consume(st, h2.clone(), body, &|v, _st, h2b, snap| {
                         // Back in the consumer's context for the rest of the path.
                         let depth = v.close_depth;
@@ -297,15 +298,24 @@ impl<'p> Verifier<'p> {
                         // snapshot, all of it taken.
                         let mut h2b = h2b;
                         let mut same = true;
-                        for slot in &held_slots {
-                            if h2b.contains(slot) {
+                        // The part held must still be there, untouched: consuming the
+                        // body may have opened it (a read of a field it holds), and
+                        // then the closed part was made of the held part itself.
+                        let intact = held_slots.iter().all(|slot| {
+                            h2b.contains(slot) && h2b.get(slot).perm == h2.get(slot).perm
+                        });
+                        if intact {
+                            for slot in &held_slots {
                                 let c = h2b.remove(slot);
                                 let eq = Term::eq(c.value.clone(), snap.clone());
                                 same = same && !eq.is_false();
                                 v.dec.assume_derived(eq);
                             }
                         }
-                        if same {
+                        if !intact {
+                            // Reported below, in the consumer's context.
+                            broken.set(broken.get() + 1);
+                        } else if same {
                             q(v, s.clone(), h2b, snap);
                         } else {
                             v.ledger.pruned += 1;
@@ -331,6 +341,15 @@ impl<'p> Verifier<'p> {
                             first.message
                         );
                         self.report(&s, a.span, "insufficient.permission", what);
+                    }
+                    for _ in 0..broken.get() {
+                        // Each such path ends here (identical failures are shown once).
+                        let what = format!(
+                            "no predicate instance `{}` at the amount asked for: closing the \
+                             part missing would open the part held",
+                            crate::rules::show::expr(a)
+                        );
+                        self.fail(&s, a.span, "insufficient.permission", what);
                     }
                     return;
                 }

@@ -293,7 +293,8 @@ impl<'p> Verifier<'p> {
         let one = crate::state::term::Rat::ONE;
         if c.kind == ChunkKind::Array && crate::rules::segment::has_segments(&s.heap) {
             // Segments of arrays: the at-most-write facts are assumed where elements
-            // are read or written (`segment.rs`).
+            // are read or written (`segment.rs`); values agree where chunks overlap.
+            self.assume_agreement(&s.heap, &c);
             s.heap.add(c);
             self.note_heap_size(&s);
             return q(self, s, ());

@@ -120,17 +120,64 @@ impl<'p> Verifier<'p> {
             let x = self.fresh("j", Sort::Int);
             let (r1, r2) =
                 (Term::select(o.value.clone(), x.clone()), Term::select(value, x.clone()));
-            let agree = Term::implies(at(&c, &x), Term::eq(r1.clone(), r2.clone()));
-            self.dec.assume_derived(Term::quant(true, vec![x], vec![vec![r1], vec![r2]], agree));
+            let groups = read_triggers(&[&r1, &r2], &x);
+            if !groups.is_empty() {
+                let agree = Term::implies(at(&c, &x), Term::eq(r1, r2));
+                self.dec.assume_derived(Term::quant(true, vec![x], groups, agree));
+            }
             let sum = Term::add(o.perm.clone(), pi);
             s.heap.replace(&slot, o.at(sum));
             return q(self, s, ());
         }
-        let mut chunk = Chunk::array(ta, value).at(pi);
-        chunk.cond = Some(c);
+        let mut chunk = Chunk::array(ta.clone(), value).at(pi);
+        chunk.cond = Some(c.clone());
+        self.assume_agreement(&s.heap, &chunk);
         s.heap.add(chunk);
         self.note_heap_size(&s);
+        // A single element names its index: what it implies there (at most `write` in
+        // all) is assumed now, so `acc(a[i]) && acc(a[j])` proves `i != j`.
+        if let Some(e) = single_index(&c) {
+            self.assume_at_most_write(&s.heap, &ta, &e);
+        }
         q(self, s, ())
+    }
+
+    /// One location has one value: where the new array chunk `c` and a chunk of the
+    /// heap overlap (same array, both conditions, both amounts positive), their value
+    /// maps agree. A quantified fact per chunk of the heap, triggered by reads of
+    /// either map.
+    pub fn assume_agreement(&mut self, h: &Heap, c: &Chunk) {
+        let Some(ta) = &c.recv else { return };
+        let x = self.fresh("j", Sort::Int);
+        for (_, o) in h.of_kind(&ChunkKind::Array) {
+            let Some(r) = &o.recv else { continue };
+            if o.value.sort() != c.value.sort() {
+                continue;
+            }
+            let guard = Term::and_all(vec![
+                Term::eq(r.clone(), ta.clone()),
+                Term::lt(Term::none(), o.perm.clone()),
+                Term::lt(Term::none(), c.perm.clone()),
+                o.covers(&x),
+                c.covers(&x),
+            ]);
+            if guard.is_false() {
+                continue;
+            }
+            let (r1, r2) = (
+                Term::select(o.value.clone(), x.clone()),
+                Term::select(c.value.clone(), x.clone()),
+            );
+            if r1 == r2 {
+                continue;
+            }
+            let groups = read_triggers(&[&r1, &r2], &x);
+            if groups.is_empty() {
+                continue;
+            }
+            let agree = Term::implies(guard, Term::eq(r1, r2));
+            self.dec.assume_derived(Term::quant(true, vec![x.clone()], groups, agree));
+        }
     }
 
     /// Produce a quantified permission `forall i :: c ==> acc(a[i], p)` (`a` its node).
@@ -242,6 +289,23 @@ impl<'p> Verifier<'p> {
                 }
             }
         }
+        if able.is_empty() && !self.read_mode {
+            // No chunk holds `pi` alone where it is needed: sum the amounts index-wise.
+            return match self.take_indexwise(&h2, &slots, &c, &pi) {
+                Ok((h2, pieces)) => {
+                    let m = self.summary_map(&pieces, &c, elem);
+                    q(self, s, h2, Term::wrap(m))
+                }
+                Err(true) => self.fail_unknown(&s, a.span),
+                Err(false) => {
+                    let what = format!(
+                        "no permission to all elements of `{}` at `{pi}` where `{c}` (i# the index)",
+                        crate::rules::show::expr(a)
+                    );
+                    self.fail(&s, a.span, "insufficient.permission", what)
+                }
+            };
+        }
         if able.is_empty() {
             let what = format!(
                 "no permission to all elements of `{}` at `{pi}` where `{c}` (i# the index)",
@@ -293,6 +357,120 @@ impl<'p> Verifier<'p> {
         q(self, s, h2, Term::wrap(m))
     }
 
+    /// Take `pi` at every index of `c` from the chunks `slots` together, each giving
+    /// what it holds where the earlier ones did not give enough (Silicon's greedy
+    /// removal over quantified chunks). The amount still needed is tracked per region:
+    /// a list of (condition over the index, amount), starting with `(c, pi)`. A chunk
+    /// `k` meeting a region `r` needing `n` gives `t = min(π_k, n)` on `r ∧ c_k`; the
+    /// region splits into `r ∧ ¬c_k` (still `n`) and `r ∧ c_k` (`n − t`), and the chunk
+    /// into its part outside every region (still `π_k`) and its parts inside (`π_k − t`).
+    /// Every amount stays uniform over its condition. In the end every region must need
+    /// nothing (one query). Returns what is left and the pieces the values come from;
+    /// `Err(true)` when the solver gave up, `Err(false)` when some index is not held.
+    fn take_indexwise(
+        &mut self,
+        h2: &Heap,
+        slots: &[Slot],
+        c: &Term,
+        pi: &Term,
+    ) -> Result<(Heap, Vec<(Term, Term)>), bool> {
+        /// Regions beyond this many are not tracked (the consume then fails).
+        const MAX_REGIONS: usize = 32;
+        let i = Chunk::index();
+        let mut h = h2.clone();
+        let mut needs: Vec<(Term, Term)> = vec![(c.clone(), pi.clone())];
+        let mut pieces = vec![];
+        for sl in slots {
+            if needs.is_empty() {
+                break;
+            }
+            let ch = h2.get(sl).clone();
+            let cov = ch.covers(&i);
+            let pk = ch.perm.clone();
+            // The regions this chunk meets (an empty overlap leaves both alone).
+            let mut meets = vec![];
+            for (r, _) in &needs {
+                let ov = Term::and(r.clone(), cov.clone());
+                meets.push(!self.empty(&ov)?);
+            }
+            if !meets.contains(&true) {
+                continue;
+            }
+            let outside = Term::and(
+                cov.clone(),
+                Term::not(Term::or_all(needs.iter().map(|(r, _)| r.clone()).collect())),
+            );
+            let mut parts = vec![(outside, pk.clone())];
+            let mut next = vec![];
+            for ((r, n), meet) in needs.into_iter().zip(meets) {
+                let ov = Term::and(r.clone(), cov.clone());
+                if !meet {
+                    next.push((r, n));
+                    continue;
+                }
+                let t = match (self.amount_ge(&n, &pk), self.amount_ge(&pk, &n)) {
+                    (Answer::Unknown, _) | (_, Answer::Unknown) => return Err(true),
+                    (Answer::Proved, _) => pk.clone(),
+                    (_, Answer::Proved) => n.clone(),
+                    _ => Term::ite(Term::le(pk.clone(), n.clone()), pk.clone(), n.clone()),
+                };
+                // The values on the overlap come from this chunk where it holds some.
+                pieces.push((
+                    Term::and(ov.clone(), Term::lt(Term::none(), pk.clone())),
+                    ch.value.clone(),
+                ));
+                parts.push((ov.clone(), Term::sub(pk.clone(), t.clone())));
+                let rest = Term::and(r, Term::not(cov.clone()));
+                if !self.empty(&rest)? {
+                    next.push((rest, n.clone()));
+                }
+                let left = Term::sub(n, t);
+                if left.as_rat() != Some(Rat::ZERO) {
+                    next.push((ov, left));
+                }
+            }
+            needs = next.into_iter().filter(|(r, _)| !r.is_false()).collect();
+            if needs.len() > MAX_REGIONS {
+                return Err(false);
+            }
+            h.remove(sl);
+            for (cond, amount) in parts {
+                if cond.is_false() || amount.as_rat() == Some(Rat::ZERO) {
+                    continue;
+                }
+                let mut r = ch.clone().at(amount);
+                r.cond = Some(cond);
+                h.add(r);
+            }
+        }
+        let k = self.fresh("k", Sort::Int);
+        let goal = Term::and_all(
+            needs
+                .iter()
+                .map(|(r, n)| Term::implies(at(r, &k), Term::le(n.clone(), Term::none())))
+                .collect(),
+        );
+        match self.dec.prove(&goal) {
+            Answer::Proved => Ok((h, pieces)),
+            Answer::Unknown => Err(true),
+            Answer::Refuted => Err(false),
+        }
+    }
+
+    /// Is the condition `c` (over the index symbol) provably empty? `Err(true)` when
+    /// the solver gave up.
+    fn empty(&mut self, c: &Term) -> Result<bool, bool> {
+        if c.is_false() {
+            return Ok(true);
+        }
+        let k = self.fresh("k", Sort::Int);
+        match self.dec.prove(&Term::not(at(c, &k))) {
+            Answer::Proved => Ok(true),
+            Answer::Unknown => Err(true),
+            Answer::Refuted => Ok(false),
+        }
+    }
+
     /// Does some index satisfy `c` provably? Tried at the bounds `c`'s comparisons name.
     fn nonempty(&mut self, c: &Term) -> bool {
         let i = Chunk::index();
@@ -339,7 +517,18 @@ impl<'p> Verifier<'p> {
             Term::ite(at(c, &x), value, Term::default_of(Sort::of_elem(elem_of_sort(sort))));
         let m = self.fresh("V", sort);
         let read = Term::select(m.clone(), x.clone());
-        let def = Term::quant(true, vec![x], vec![vec![read.clone()]], Term::eq(read, value));
+        // Also triggered by reads of the pieces' maps: a fact about the snapshot (a
+        // pure method's body over its segment) then applies at the indices the
+        // program reads in the heap, as Silicon's snapshot maps do.
+        let mut triggers = vec![vec![read.clone()]];
+        let reads: Vec<Term> =
+            pieces.iter().map(|(_, vk)| Term::select(vk.clone(), x.clone())).collect();
+        for g in read_triggers(&reads.iter().collect::<Vec<_>>(), &x) {
+            if !triggers.contains(&g) {
+                triggers.push(g);
+            }
+        }
+        let def = Term::quant(true, vec![x], triggers, Term::eq(read, value));
         self.dec.assume_derived(def);
         m
     }
@@ -431,6 +620,26 @@ impl<'p> Verifier<'p> {
                 self.dec.assume_derived(bound);
             }
         }
+    }
+}
+
+/// One trigger group per map read that mentions the bound `x` (a read of a constant
+/// map, such as `new int[n]`'s defaults, simplifies to a constant: no trigger).
+fn read_triggers(reads: &[&Term], x: &Term) -> Vec<Vec<Term>> {
+    reads.iter().filter(|t| t.symbols().contains(x)).map(|t| vec![(*t).clone()]).collect()
+}
+
+/// `e` when the condition `c` is `i# = e` (a single element's chunk).
+fn single_index(c: &Term) -> Option<Term> {
+    if *c.op() != crate::state::term::Op::Eq {
+        return None;
+    }
+    let (x, y) = (&c.args()[0], &c.args()[1]);
+    let i = Chunk::index();
+    match (*x == i, *y == i) {
+        (true, false) => Some(y.clone()),
+        (false, true) => Some(x.clone()),
+        _ => None,
     }
 }
 
