@@ -276,7 +276,7 @@ impl<'p> Interp<'p> {
 
 #[cfg(test)]
 mod tests {
-    use crate::driver::front_end;
+    use crate::source::front_end;
     use crate::interp::{Outcome, run_main};
 
     fn run(body: &str) -> Outcome {
