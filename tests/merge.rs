@@ -27,13 +27,39 @@ fn files(merge: bool, extra: &[&str]) -> Vec<serde_json::Value> {
     doc["files"].as_array().expect("files").clone()
 }
 
+/// `text` with the numbers of fresh symbols (`V@7`, `i@3'36`) replaced by `_`: a run
+/// without merging after a merged one reuses the pure-method definitions the first
+/// translated, so its symbols may be numbered from a different start; which symbol is
+/// which is still compared (by name and position).
+fn unnumbered(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        // `@12`, and a bound variable's renaming `'36` (`i@3'36`).
+        if (c == '@' || c == '\'') && chars.peek().is_some_and(char::is_ascii_digit) {
+            while chars.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+            }
+            out.push('_');
+        }
+    }
+    out
+}
+
 fn same_with_and_without_merging(extra: &[&str]) {
     let (merged, separate) = (files(true, extra), files(false, extra));
     assert_eq!(merged.len(), separate.len());
     assert!(merged.len() > 100);
     for (m, s) in merged.iter().zip(&separate) {
-        assert_eq!(m, s, "{}: merged vs separate paths", m["path"]);
+        let (m, s) = (unnumbered(&m.to_string()), unnumbered(&s.to_string()));
+        assert_eq!(m, s, "merged vs separate paths");
     }
+}
+
+#[test]
+fn symbol_numbers_are_ignored_and_nothing_else() {
+    assert_eq!(unnumbered("V@7[i@12'36] = x@ + a@b + 'c'"), "V@_[i@_'_] = x@ + a@b + 'c'");
 }
 
 #[test]

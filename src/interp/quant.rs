@@ -276,8 +276,8 @@ impl<'p> Interp<'p> {
 
 #[cfg(test)]
 mod tests {
-    use crate::source::front_end;
     use crate::interp::{Outcome, run_main};
+    use crate::source::front_end;
 
     fn run(body: &str) -> Outcome {
         let src = format!("class Main {{\n  static void main() {{\n{body}\n  }}\n}}\n");

@@ -517,15 +517,19 @@ impl<'p> Verifier<'p> {
             Term::ite(at(c, &x), value, Term::default_of(Sort::of_elem(elem_of_sort(sort))));
         let m = self.fresh("V", sort);
         let read = Term::select(m.clone(), x.clone());
-        // Also triggered by reads of the pieces' maps: a fact about the snapshot (a
-        // pure method's body over its segment) then applies at the indices the
-        // program reads in the heap, as Silicon's snapshot maps do.
+        // Also triggered by reads of the piece's map when the snapshot is one piece: a
+        // fact about the snapshot (a pure method's body over its segment) then applies
+        // at the indices the program reads in the heap, as Silicon's snapshot maps do.
+        // Not for several pieces: each read of any piece would then instantiate every
+        // snapshot made from it, and a chain of calls on neighbouring segments
+        // (divide and conquer) makes Z3 time out on what it otherwise proves in a second.
         let mut triggers = vec![vec![read.clone()]];
-        let reads: Vec<Term> =
-            pieces.iter().map(|(_, vk)| Term::select(vk.clone(), x.clone())).collect();
-        for g in read_triggers(&reads.iter().collect::<Vec<_>>(), &x) {
-            if !triggers.contains(&g) {
-                triggers.push(g);
+        if let [(_, vk)] = pieces {
+            let piece = Term::select(vk.clone(), x.clone());
+            for g in read_triggers(&[&piece], &x) {
+                if !triggers.contains(&g) {
+                    triggers.push(g);
+                }
             }
         }
         let def = Term::quant(true, vec![x], triggers, Term::eq(read, value));

@@ -1001,7 +1001,10 @@ impl Term {
             Ok(())
         };
         match self.op() {
-            Op::Var(n, _) => write!(f, "{n}")?,
+            // A bound variable renamed apart (`i@1'36`, `fresh_bound`) is shown by its
+            // own name: the renaming's number depends on what the process did before
+            // (other members, other files), and output must not.
+            Op::Var(n, _) => write!(f, "{}", n.split('\'').next().unwrap_or(n))?,
             Op::Int(n) => write!(f, "{n}")?,
             Op::Rat(n, d) => write!(f, "{}", Rat::new(*n, *d))?,
             Op::ToPerm => a[0].fmt_prec(f, outer)?,
