@@ -16,8 +16,8 @@ Families (N is the size; every program must verify):
   dcfill N    a method over a segment [lo, hi) of an array, holding
               `forall int i :: lo <= i && i < hi ==> acc(a[i])`, that splits at mid and
               calls itself on both halves, setting every element to 0 (and proving
-              it); a client holding acc(a[*]) of an N-element array calls it on the N
-              consecutive one-element segments, then proves the whole array is 0.
+              it); N clients, client k holding acc(a[*]) of a (k+1)-element array,
+              zeroing its two halves and proving the whole array is 0.
   qpread N    N methods, each a loop over a segment holding the quantified read
               permission `acc(a[i], 1/2)`: a sum with a lower bound (even methods) or a
               search with its "not found" quantifier (odd ones); each has a client that
@@ -29,11 +29,19 @@ Families (N is the size; every program must verify):
               contents()` whose postcondition says the contents are sorted): insert
               returns the index where the value went and its postcondition is the
               equation `contents() == old(contents())[..result] + seq(v) +
-              old(contents())[result..]`; a client makes N inserts behind a sentinel
-              head and checks length, first element and sortedness after each.
+              old(contents())[result..]`; N clients, each making three inserts behind a
+              sentinel head and proving length, first element, membership of the
+              value and sortedness.
   seqbuild N  a sequence built by N straight-line appends, each followed by an
               assertion about its length and last element, and one loop building
               the same sequence with a quantified invariant.
+
+Two more families are single methods that grow with N (sizes 5, 10, 20 by default):
+  dcchain N     dcfill's method, one client holding acc(a[*]) of an N-element array
+                that calls it on the N consecutive one-element segments and proves
+                the whole array is 0 (N + 1 array chunks at the end).
+  sortedchain N sortedins' list, one client making N inserts into one list and
+                checking length, first element and sortedness after each.
 """
 import argparse
 import os
@@ -95,7 +103,7 @@ def halfread(n):
     return jv, vpr
 
 
-def dcfill(n):
+def dcchain(n):
     seg = "forall int i :: lo <= i && i < hi ==> acc(a[i])"
     jv = ["class Seg {",
           "  static void zero(int[] a, int lo, int hi)",
@@ -141,6 +149,34 @@ def dcfill(n):
         vpr.append(f"  zero(a, {i}, {i + 1})")
     jv += ["  }", "}"]
     vpr += ["}"]
+    return jv, vpr
+
+
+def dcfill(n):
+    """N call sites of the divide-and-conquer method: client k holds acc(a[*]) of an array
+    of k + 1 elements, zeroes its two halves with two calls, and proves the whole array
+    is 0; the work grows linearly with N."""
+    jv, vpr = dcchain(0)
+    jv, vpr = jv[:jv.index("  static void client(int[] a)")], vpr[:vpr.index("method client(a: Ref)")]
+    for k in range(n):
+        jv += [f"  static void client{k}(int[] a)",
+               f"    requires acc(a[*]) && a.length == {k + 1};",
+               "    ensures acc(a[*]) && (forall int i :: 0 <= i && i < a.length ==> a[i] == 0);",
+               "  {",
+               "    int mid = a.length / 2;",
+               "    zero(a, 0, mid);",
+               "    zero(a, mid, a.length);",
+               "  }"]
+        vpr += [f"method client{k}(a: Ref)",
+                f"  requires ALL(a, write) && alen(a) == {k + 1}",
+                "  ensures ALL(a, write)",
+                "  ensures forall i: Int :: {loc(a, i)} 0 <= i && i < alen(a) ==> A(a, i) == 0",
+                "{",
+                "  var mid: Int := alen(a) \\ 2",
+                "  zero(a, 0, mid)",
+                "  zero(a, mid, alen(a))",
+                "}"]
+    jv += ["}"]
     return jv, vpr
 
 
@@ -265,9 +301,26 @@ def qpread(n):
     return jv, vpr
 
 
+# Whole arrays in Viper as in ../shared/peers/suite/24_quantifiers.vpr: an int[] is a Ref
+# with the heap-independent length len(a) and one Seq[Int] field, so acc(a[*], p) is
+# acc(a.int_elems, p) with |a.int_elems| == len(a) (bsearch holds whole arrays only).
+VPR_SEQ_ARRAYS = [
+    "domain IntArrayLen {",
+    "  function len(a: Ref): Int",
+    "  axiom len_nonneg { forall a: Ref :: { len(a) } len(a) >= 0 }",
+    "}",
+    "field int_elems: Seq[Int]",
+    "define ACC_INT_ARR(a, p) (acc(a.int_elems, p) && |a.int_elems| == len(a))",
+    "method new_int_array(n: Int) returns (a: Ref)",
+    "  requires n >= 0",
+    "  ensures a != null && len(a) == n && ACC_INT_ARR(a, write)",
+    "  ensures forall j: Int :: { a.int_elems[j] } 0 <= j && j < n ==> a.int_elems[j] == 0",
+]
+
+
 def bsearch(n):
     jv = ["class Search {"]
-    vpr = list(VPR_ARRAYS)
+    vpr = list(VPR_SEQ_ARRAYS)
     for k in range(n):
         jv += [f"  static int search{k}(int[] a, int x)",
                "    requires a != null && (forall int i :: 0 <= i && i < a.length ==> acc(a[i], 1/2));",
@@ -302,40 +355,41 @@ def bsearch(n):
                f"    int s = search{k}(a, {k + 3});",
                "    assert s == -1;",
                "  }"]
+        e = "a.int_elems"
         vpr += [f"method search{k}(a: Ref, x: Int) returns (r: Int)",
-                "  requires ALL(a, 1/2)",
-                "  requires forall i: Int, j: Int :: {loc(a, i), loc(a, j)} 0 <= i && i < j && j < alen(a) ==> A(a, i) <= A(a, j)",
-                "  ensures ALL(a, 1/2)",
-                "  ensures -1 <= r && r < alen(a)",
-                "  ensures r >= 0 ==> A(a, r) == x",
-                "  ensures r == -1 ==> (forall i: Int :: {loc(a, i)} 0 <= i && i < alen(a) ==> A(a, i) != x)",
+                "  requires a != null && ACC_INT_ARR(a, 1/2)",
+                f"  requires forall i: Int, j: Int :: {{ {e}[i], {e}[j] }} 0 <= i && i < j && j < len(a) ==> {e}[i] <= {e}[j]",
+                "  ensures ACC_INT_ARR(a, 1/2)",
+                "  ensures -1 <= r && r < len(a)",
+                f"  ensures r >= 0 ==> {e}[r] == x",
+                f"  ensures r == -1 ==> (forall i: Int :: {{ {e}[i] }} 0 <= i && i < len(a) ==> {e}[i] != x)",
                 "{",
                 "  var lo: Int := 0",
-                "  var hi: Int := alen(a)",
+                "  var hi: Int := len(a)",
                 "  r := -1",
                 "  while (lo < hi && r == -1)",
-                "    invariant 0 <= lo && lo <= hi && hi <= alen(a)",
-                "    invariant ALL(a, 1/2)",
-                "    invariant forall i: Int, j: Int :: {loc(a, i), loc(a, j)} 0 <= i && i < j && j < alen(a) ==> A(a, i) <= A(a, j)",
-                "    invariant -1 <= r && r < alen(a) && (r >= 0 ==> A(a, r) == x)",
-                "    invariant r == -1 ==> (forall i: Int :: {loc(a, i)} 0 <= i && i < lo ==> A(a, i) < x)",
-                "    invariant r == -1 ==> (forall i: Int :: {loc(a, i)} hi <= i && i < alen(a) ==> A(a, i) > x)",
+                "    invariant 0 <= lo && lo <= hi && hi <= len(a)",
+                "    invariant ACC_INT_ARR(a, 1/2)",
+                f"    invariant forall i: Int, j: Int :: {{ {e}[i], {e}[j] }} 0 <= i && i < j && j < len(a) ==> {e}[i] <= {e}[j]",
+                f"    invariant -1 <= r && r < len(a) && (r >= 0 ==> {e}[r] == x)",
+                f"    invariant r == -1 ==> (forall i: Int :: {{ {e}[i] }} 0 <= i && i < lo ==> {e}[i] < x)",
+                f"    invariant r == -1 ==> (forall i: Int :: {{ {e}[i] }} hi <= i && i < len(a) ==> {e}[i] > x)",
                 "  {",
                 "    var mid: Int := lo + (hi - lo) \\ 2",
-                "    if (A(a, mid) < x) { lo := mid + 1 }",
-                "    elseif (A(a, mid) > x) { hi := mid }",
+                f"    if ({e}[mid] < x) {{ lo := mid + 1 }}",
+                f"    elseif ({e}[mid] > x) {{ hi := mid }}",
                 "    else { r := mid }",
                 "  }",
                 "}",
                 f"method client{k}() {{",
                 "  var a: Ref",
                 "  a := new_int_array(3)",
-                f"  A(a, 0) := {k}",
-                f"  A(a, 1) := {k + 2}",
-                f"  A(a, 2) := {k + 4}",
+                f"  {e} := {e}[0 := {k}]",
+                f"  {e} := {e}[1 := {k + 2}]",
+                f"  {e} := {e}[2 := {k + 4}]",
                 "  var r: Int",
                 f"  r := search{k}(a, {k + 2})",
-                f"  assert A(a, 0) == {k} && A(a, 1) == {k + 2} && A(a, 2) == {k + 4}",
+                f"  assert {e}[0] == {k} && {e}[1] == {k + 2} && {e}[2] == {k + 4}",
                 "  assert r == 1",
                 "  var s: Int",
                 f"  s := search{k}(a, {k + 3})",
@@ -345,7 +399,7 @@ def bsearch(n):
     return jv, vpr
 
 
-def sortedins(n):
+def sortedchain(n):
     """The list's first node is a sentinel no larger than any inserted value, so insert
     keeps the head and returns the index where v went: its postcondition is the
     contents equation `old(contents())[..result] + seq(v) + old(contents())[result..]`.
@@ -439,6 +493,32 @@ def sortedins(n):
     return jv, vpr
 
 
+def sortedins(n):
+    """N clients of sortedchain's list, each making three inserts into a new list and
+    proving, after each, its length, its first element and that it contains the value,
+    and at the end that it is sorted; the work grows linearly with N. (Its exact
+    contents, `seq(k, k + 2, k + 5, k + 9)`, follow from sortedness and the insert
+    equations, but only through instances of `sorted` at indices no term names.)"""
+    jv, vpr = sortedchain(0)
+    jv, vpr = jv[:jv.index("class Client {")], vpr[:vpr.index("method main(seed: Int) {")]
+    jv.append("class Client {")
+    for k in range(n):
+        # the k-th client inserts above the sentinel in an order that exercises every case
+        vals = [k + 5, k + 2, k + 9]
+        jv += [f"  static void main{k}() {{",
+               f"    Node h = new Node({k}, null);"]
+        vpr += [f"method main{k}() {{", "  var h: Ref", "  var k: Int", f"  h := node({k}, null)"]
+        for m, v in enumerate(vals):
+            jv += [f"    int k{v} = h.insert({v});",
+                   f"    assert h.contents().length == {m + 2} && h.contents()[0] == {k} && h.contents().contains({v});"]
+            vpr += [f"  k := insert(h, {v})",
+                    f"  assert |contents(h)| == {m + 2} && contents(h)[0] == {k} && ({v} in contents(h))"]
+        jv += ["    assert Node.sorted(h.contents());", "  }"]
+        vpr += ["  assert sorted(contents(h))", "}"]
+    jv += ["}"]
+    return jv, vpr
+
+
 def seqbuild(n):
     jv = ["class Build {",
           "  static void loop(int n)",
@@ -482,7 +562,10 @@ def seqbuild(n):
 
 
 FAMILIES = {"halfread": halfread, "dcfill": dcfill, "qpread": qpread, "bsearch": bsearch,
-            "sortedins": sortedins, "seqbuild": seqbuild}
+            "sortedins": sortedins, "seqbuild": seqbuild, "dcchain": dcchain, "sortedchain": sortedchain}
+# The default sizes of each family (the two chains grow faster than linearly).
+FAMILY_SIZES = {fam: SIZES for fam in FAMILIES}
+FAMILY_SIZES.update({"dcchain": [5, 10, 20], "sortedchain": [5, 10, 20]})
 
 
 def write(out, family, n):
@@ -518,8 +601,8 @@ def main():
     if args.family:
         write(out, args.family, args.n)
     else:
-        for family in FAMILIES:
-            for n in SIZES:
+        for family, sizes in FAMILY_SIZES.items():
+            for n in sizes:
                 write(out, family, n)
 
 
