@@ -12,8 +12,8 @@ with hyperfine when installed, otherwise time.perf_counter around subprocess) on
     benches/elseif_workload.py (elseif 50-5000: `else if` chains, each also with
     --no-merge and as its failing sibling with --expect) and of
     benches/feature_workloads.py (halfread, dcfill, qpread, bsearch, sortedins,
-    seqbuild at 10, 100, 1000: LANGUAGE.md sections 11-15, each with a .vpr; shown
-    again with their growth and solver queries),
+    seqbuild at 10, 100, 1000, dcchain and sortedchain at 5, 10, 20: LANGUAGE.md
+    sections 11-15, each with a .vpr; shown again with their growth and solver queries),
   * every ../shared/suite/*.jv program (run with --expect, the acceptance mode),
   * every examples/*.jv program,
   * a folder of 40 example files with --jobs 1 and with --jobs 2,
@@ -32,10 +32,11 @@ which is recorded next to its wall time.
   benches/run.py --runs 11 --markdown out.md
   benches/run.py --silicon --silicon-budget 120 --only 'chain_(10|50)$'
   benches/run.py --stats               # also: per-workload slowest member, --stats
-  benches/run.py --only '^(halfread|dcfill|qpread|bsearch|sortedins|seqbuild)_'   # sections 11-15
+  benches/run.py --only '^(halfread|dcfill|qpread|bsearch|sortedins|seqbuild|dcchain|sortedchain)_'
 
-A program whose first (unmeasured) run takes longer than --slow seconds is timed with
---slow-runs runs and no warm-up instead (the largest feature workloads take minutes).
+A program whose first run (which checks its exit status) takes longer than --slow seconds
+is timed --slow-runs times in all, that first run included, without warm-up (the largest
+feature workloads take minutes).
 
 Build first: cargo build --release.
 """
@@ -91,8 +92,11 @@ LOCAL_WORKLOADS["grafts"] = [os.path.join(ROOT, "benches", "graft_workload.py")]
 # quantified read permissions, binary search, a sorted list specified by its contents,
 # sequence construction. Reported again with their growth (like the solver workloads).
 FEATURE_GEN = os.path.join(ROOT, "benches", "feature_workloads.py")
-FEATURE_FAMILIES = ("halfread", "dcfill", "qpread", "bsearch", "sortedins", "seqbuild")
-FEATURE_WORKLOADS = [(fam, n) for fam in FEATURE_FAMILIES for n in (10, 100, 1000)]
+FEATURE_FAMILIES = ("halfread", "dcfill", "qpread", "bsearch", "sortedins", "seqbuild", "dcchain", "sortedchain")
+# dcchain and sortedchain are single methods that grow faster than linearly (N calls on
+# consecutive segments of one array, N inserts into one list): small sizes only.
+FEATURE_WORKLOADS = [(fam, n) for fam in FEATURE_FAMILIES[:6] for n in (10, 100, 1000)] + \
+    [(fam, n) for fam in FEATURE_FAMILIES[6:] for n in (5, 10, 20)]
 WORKLOADS += FEATURE_WORKLOADS
 LOCAL_WORKLOADS.update({fam: [FEATURE_GEN, fam] for fam in FEATURE_FAMILIES})
 
@@ -260,7 +264,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
     ap.add_argument("--slow", type=float, default=10.0,
                     help="seconds: a program whose first run takes longer gets --slow-runs runs (default 10)")
-    ap.add_argument("--slow-runs", type=int, default=3, help="timed runs of a slow program (default 3), no warm-up")
+    ap.add_argument("--slow-runs", type=int, default=3, help="timed runs of a slow program, its first run included (default 3), no warm-up")
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "idf-verify"))
     ap.add_argument("--shared", default=os.path.join(os.path.dirname(ROOT), "shared"),
                     help="the shared folder with suite/ and peers/ (default ../shared)")
@@ -369,22 +373,35 @@ def run(args, peers, suite, tmp):
           file=sys.stderr, flush=True)
     for p in progs:
         cmd = [args.bin, "--no-cache"] + p.args + [p.jv]
+        want_stats = (args.stats and p.group == "workload") or p.group in ("solver", "feature")
+        # The first run checks the exit status (and gives --stats where wanted); it is timed
+        # to tell slow programs, whose first run then counts as one of their --slow-runs.
         t0 = time.perf_counter()
-        p.rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-        slow = time.perf_counter() - t0 > args.slow
-        p.runs = args.slow_runs if slow else args.runs
-        p.times, p.cpu = time_commands([cmd], p.runs, 0 if slow else args.warmup, use_hf)[0]
-        p.median, p.min, p.max = statistics.median(p.times), min(p.times), max(p.times)
-        print(f"  {p.name:34} {fmt(p.median):>9}  (min {fmt(p.min)}, max {fmt(p.max)})", file=sys.stderr, flush=True)
-        if (args.stats and p.group == "workload") or p.group in ("solver", "feature"):
-            out = subprocess.run([args.bin, "--no-cache", "--stats", "--format", "json", p.jv], capture_output=True, text=True).stdout
-            members = [m for f in json.loads(out)["files"] for m in f["members"]]
+        if want_stats:
+            first = subprocess.run([args.bin, "--no-cache", "--stats", "--format", "json"] + p.args + [p.jv],
+                                   capture_output=True, text=True)
+            members = [m for f in json.loads(first.stdout)["files"] for m in f["members"]]
             p.stats = max(members, key=lambda m: m["time_ms"])
             p.totals = {k: sum(m["stats"][k] for m in members) for k in ("queries", "z3_ms", "total_ms")}
             p.totals["members"] = len(members)
+        else:
+            first = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        first_s = time.perf_counter() - t0
+        p.rc = first.returncode
+        if first_s > args.slow:
+            p.runs = args.slow_runs
+            times, p.cpu = time_commands([cmd], args.slow_runs - 1, 0, use_hf)[0] if args.slow_runs > 1 else ([], None)
+            p.times = [first_s] + times
+        else:
+            p.runs = args.runs
+            p.times, p.cpu = time_commands([cmd], args.runs, args.warmup, use_hf)[0]
+        p.median, p.min, p.max = statistics.median(p.times), min(p.times), max(p.times)
+        print(f"  {p.name:34} {fmt(p.median):>9}  (min {fmt(p.min)}, max {fmt(p.max)})", file=sys.stderr, flush=True)
 
     if not args.no_rerun:
         for p in suspicious(progs):
+            if p.runs != args.runs:
+                continue  # a slow program (--slow) is not timed again
             warm = args.warmup if p.runs == args.runs else 0
             t, cpu = time_commands([[args.bin, "--no-cache"] + p.args + [p.jv]], p.runs, warm, use_hf)[0]
             p.rerun = statistics.median(t)
@@ -422,8 +439,9 @@ straight-line code and visited through the interfaces of `examples/visitor.jv`, 
 Viper encoding of its predicate family and dispatch) and of `benches/solver_workloads.py`
 (arith, sorted, arrayloop, members: proofs that need the solver) and of
 `benches/feature_workloads.py` (halfread, dcfill, qpread, bsearch, sortedins, seqbuild at
-10, 100, 1000: LANGUAGE.md sections 11-15, each with a Viper encoding; a program whose
-first run exceeds `--slow` seconds is timed `--slow-runs` times) into a temporary folder and times whole `target/release/idf-verify` processes on them, on
+10, 100, 1000, dcchain and sortedchain at 5, 10, 20: LANGUAGE.md sections 11-15, each with
+a Viper encoding; a program whose first run exceeds `--slow` seconds is timed
+`--slow-runs` times, that run included) into a temporary folder and times whole `target/release/idf-verify` processes on them, on
 every `../shared/suite/*.jv` program (with `--expect`) and on every `examples/*.jv`, then
 `--jobs 1` against `--jobs 2` on a folder of 40 example files. Silicon's times come from
 `benches/silicon-times.json` (one run per program, made with `--silicon`; Silicon is slow:
@@ -595,7 +613,7 @@ def table(progs):
               "on a quieter machine (suite programs: the low end of its 3.8–8.0 s range). Wall ratio = the smaller "
               "of the two Silicon wall times / idf-verify median; reported ratio = Silicon's self-reported "
               "verification time / idf-verify median. \"(k runs)\": a program slower than --slow on its first run, "
-              "timed k times without warm-up. \"rerun\": a program that missed a target was timed "
+              "timed k times (that run included) without warm-up; its CPU column is over the later runs. \"rerun\": a program that missed a target was timed "
               "again and the lower of the two medians is shown (other: the higher).", ""]
     return lines
 
