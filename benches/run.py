@@ -230,7 +230,8 @@ def run_silicon(silicon, vpr, budget):
         timeout = True
     wall = time.perf_counter() - t0
     entry = {"wall_s": round(wall, 2), "timeout": timeout, "sha": sha(vpr),
-             "source": f"measured {datetime.date.today().isoformat()}, one run"}
+             "source": f"measured {datetime.date.today().isoformat()}, one run",
+             "load_avg": " / ".join(f"{x:.2f}" for x in os.getloadavg())}  # at the end of the run
     m = re.search(r"Silicon (finished verification successfully|found (\d+) errors?) in (?:(\d+)m:)?([\d.]+)s", out)
     if m:
         entry["reported_s"] = 60 * int(m.group(3) or 0) + float(m.group(4))
@@ -381,9 +382,12 @@ def run(args, peers, suite, tmp):
             first = subprocess.run([args.bin, "--no-cache", "--stats", "--format", "json"] + p.args + [p.jv],
                                    capture_output=True, text=True)
             members = [m for f in json.loads(first.stdout)["files"] for m in f["members"]]
-            p.stats = max(members, key=lambda m: m["time_ms"])
-            p.totals = {k: sum(m["stats"][k] for m in members) for k in ("queries", "z3_ms", "total_ms")}
+            # a member that ran out of time has no stats
+            timed = [m for m in members if "stats" in m]
+            p.stats = max(timed, key=lambda m: m["time_ms"]) if timed else None
+            p.totals = {k: sum(m["stats"][k] for m in timed) for k in ("queries", "z3_ms", "total_ms")}
             p.totals["members"] = len(members)
+            p.totals["no_stats"] = len(members) - len(timed)
         else:
             first = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         first_s = time.perf_counter() - t0
@@ -744,7 +748,8 @@ def solver_table(progs, group="solver", title=SOLVER_TITLE):
             grow, size = f"{p.median / pm:.1f}x", f"{n / pn:.1f}x"
         prev[fam] = (n, p.median)
         t = p.totals
-        lines.append(f"| {p.name} | {t['members']} | {fmt(p.median)} | {grow} | {size} | {t['queries']} | "
+        queries = f"{t['queries']}" + (f" (+{t['no_stats']} members without stats)" if t.get("no_stats") else "")
+        lines.append(f"| {p.name} | {t['members']} | {fmt(p.median)} | {grow} | {size} | {queries} | "
                      f"{fmt(t['z3_ms'] / 1000)} | {p.rc} |")
     return lines + [""]
 
