@@ -10,7 +10,10 @@ with hyperfine when installed, otherwise time.perf_counter around subprocess) on
     benches/solver_workloads.py (arith, sorted, arrayloop, members: proofs that need
     Z3; shown again with their growth and total solver queries from --stats) and of
     benches/elseif_workload.py (elseif 50-5000: `else if` chains, each also with
-    --no-merge and as its failing sibling with --expect),
+    --no-merge and as its failing sibling with --expect) and of
+    benches/feature_workloads.py (halfread, dcfill, qpread, bsearch, sortedins,
+    seqbuild at 10, 100, 1000, dcchain and sortedchain at 5, 10, 20: LANGUAGE.md
+    sections 11-15, each with a .vpr; shown again with their growth and solver queries),
   * every ../shared/suite/*.jv program (run with --expect, the acceptance mode),
   * every examples/*.jv program,
   * a folder of 40 example files with --jobs 1 and with --jobs 2,
@@ -29,6 +32,11 @@ which is recorded next to its wall time.
   benches/run.py --runs 11 --markdown out.md
   benches/run.py --silicon --silicon-budget 120 --only 'chain_(10|50)$'
   benches/run.py --stats               # also: per-workload slowest member, --stats
+  benches/run.py --only '^(halfread|dcfill|qpread|bsearch|sortedins|seqbuild|dcchain|sortedchain)_'
+
+A program whose first run (which checks its exit status) takes longer than --slow seconds
+is timed --slow-runs times in all, that first run included, without warm-up (the largest
+feature workloads take minutes).
 
 Build first: cargo build --release.
 """
@@ -79,6 +87,18 @@ LOCAL_WORKLOADS["elseif"] = [ELSEIF_GEN]
 # (benches/graft_workload.py; issue 20: the C2 shape).
 WORKLOADS += [("grafts", n) for n in (2, 8, 32)]
 LOCAL_WORKLOADS["grafts"] = [os.path.join(ROOT, "benches", "graft_workload.py")]
+# Workloads for LANGUAGE.md sections 11-15 (benches/feature_workloads.py, each with a
+# .vpr): half-permission readers, divide-and-conquer over array segments, loops with
+# quantified read permissions, binary search, a sorted list specified by its contents,
+# sequence construction. Reported again with their growth (like the solver workloads).
+FEATURE_GEN = os.path.join(ROOT, "benches", "feature_workloads.py")
+FEATURE_FAMILIES = ("halfread", "dcfill", "qpread", "bsearch", "sortedins", "seqbuild", "dcchain", "sortedchain")
+# dcchain and sortedchain are single methods that grow faster than linearly (N calls on
+# consecutive segments of one array, N inserts into one list): small sizes only.
+FEATURE_WORKLOADS = [(fam, n) for fam in FEATURE_FAMILIES[:6] for n in (10, 100, 1000)] + \
+    [(fam, n) for fam in FEATURE_FAMILIES[6:] for n in (5, 10, 20)]
+WORKLOADS += FEATURE_WORKLOADS
+LOCAL_WORKLOADS.update({fam: [FEATURE_GEN, fam] for fam in FEATURE_FAMILIES})
 
 # Targets of the issues (seconds; issue 13 for the 20 ms, chain 10000, paths 20/200,
 # list 1000 and one-member figures).
@@ -113,6 +133,7 @@ class Program:
         self.rerun = None
         self.cpu = None  # mean user + system time of one run
         self.totals = None  # solver workloads: --stats summed over members (queries, z3_ms, total_ms, members)
+        self.runs = None  # timed runs (fewer for a slow program, see --slow)
 
 
 # ---------------------------------------------------------------- timing
@@ -152,6 +173,7 @@ def time_commands(cmds, runs, warmup, use_hyperfine):
 
 
 BIN = [os.path.join(ROOT, "target", "release", "idf-verify")]
+RUNS = [None]  # --runs, for the table's note on programs timed fewer times
 
 
 def peak_rss_mib(cmd):
@@ -208,7 +230,8 @@ def run_silicon(silicon, vpr, budget):
         timeout = True
     wall = time.perf_counter() - t0
     entry = {"wall_s": round(wall, 2), "timeout": timeout, "sha": sha(vpr),
-             "source": f"measured {datetime.date.today().isoformat()}, one run"}
+             "source": f"measured {datetime.date.today().isoformat()}, one run",
+             "load_avg": " / ".join(f"{x:.2f}" for x in os.getloadavg())}  # at the end of the run
     m = re.search(r"Silicon (finished verification successfully|found (\d+) errors?) in (?:(\d+)m:)?([\d.]+)s", out)
     if m:
         entry["reported_s"] = 60 * int(m.group(3) or 0) + float(m.group(4))
@@ -240,6 +263,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=7, help="timed runs per program (default 7)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
+    ap.add_argument("--slow", type=float, default=10.0,
+                    help="seconds: a program whose first run takes longer gets --slow-runs runs (default 10)")
+    ap.add_argument("--slow-runs", type=int, default=3, help="timed runs of a slow program, its first run included (default 3), no warm-up")
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "idf-verify"))
     ap.add_argument("--shared", default=os.path.join(os.path.dirname(ROOT), "shared"),
                     help="the shared folder with suite/ and peers/ (default ../shared)")
@@ -272,6 +298,7 @@ def main():
 
 def run(args, peers, suite, tmp):
     BIN[0] = args.bin
+    RUNS[0] = args.runs
     wl = os.path.join(tmp, "workloads")
     os.makedirs(wl)
     for fam, n in WORKLOADS:
@@ -285,7 +312,8 @@ def run(args, peers, suite, tmp):
     for fam, n in WORKLOADS:
         name = f"{fam}_{n}"
         vpr = os.path.join(wl, name + ".vpr")
-        progs.append(Program(name, "solver" if fam in SOLVER_FAMILIES else "workload", os.path.join(wl, name + ".jv"),
+        group = "solver" if fam in SOLVER_FAMILIES else "feature" if fam in FEATURE_FAMILIES else "workload"
+        progs.append(Program(name, group, os.path.join(wl, name + ".jv"),
                              vpr if os.path.exists(vpr) else None))
         if fam == "elseif":
             jv = os.path.join(wl, name + ".jv")
@@ -346,20 +374,40 @@ def run(args, peers, suite, tmp):
           file=sys.stderr, flush=True)
     for p in progs:
         cmd = [args.bin, "--no-cache"] + p.args + [p.jv]
-        p.rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-        p.times, p.cpu = time_commands([cmd], args.runs, args.warmup, use_hf)[0]
+        want_stats = (args.stats and p.group == "workload") or p.group in ("solver", "feature")
+        # The first run checks the exit status (and gives --stats where wanted); it is timed
+        # to tell slow programs, whose first run then counts as one of their --slow-runs.
+        t0 = time.perf_counter()
+        if want_stats:
+            first = subprocess.run([args.bin, "--no-cache", "--stats", "--format", "json"] + p.args + [p.jv],
+                                   capture_output=True, text=True)
+            members = [m for f in json.loads(first.stdout)["files"] for m in f["members"]]
+            # a member that ran out of time has no stats
+            timed = [m for m in members if "stats" in m]
+            p.stats = max(timed, key=lambda m: m["time_ms"]) if timed else None
+            p.totals = {k: sum(m["stats"][k] for m in timed) for k in ("queries", "z3_ms", "total_ms")}
+            p.totals["members"] = len(members)
+            p.totals["no_stats"] = len(members) - len(timed)
+        else:
+            first = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        first_s = time.perf_counter() - t0
+        p.rc = first.returncode
+        if first_s > args.slow:
+            p.runs = args.slow_runs
+            times, p.cpu = time_commands([cmd], args.slow_runs - 1, 0, use_hf)[0] if args.slow_runs > 1 else ([], None)
+            p.times = [first_s] + times
+        else:
+            p.runs = args.runs
+            p.times, p.cpu = time_commands([cmd], args.runs, args.warmup, use_hf)[0]
         p.median, p.min, p.max = statistics.median(p.times), min(p.times), max(p.times)
         print(f"  {p.name:34} {fmt(p.median):>9}  (min {fmt(p.min)}, max {fmt(p.max)})", file=sys.stderr, flush=True)
-        if (args.stats and p.group == "workload") or p.group == "solver":
-            out = subprocess.run([args.bin, "--no-cache", "--stats", "--format", "json", p.jv], capture_output=True, text=True).stdout
-            members = [m for f in json.loads(out)["files"] for m in f["members"]]
-            p.stats = max(members, key=lambda m: m["time_ms"])
-            p.totals = {k: sum(m["stats"][k] for m in members) for k in ("queries", "z3_ms", "total_ms")}
-            p.totals["members"] = len(members)
 
     if not args.no_rerun:
         for p in suspicious(progs):
-            t, cpu = time_commands([[args.bin, "--no-cache"] + p.args + [p.jv]], args.runs, args.warmup, use_hf)[0]
+            if p.runs != args.runs:
+                continue  # a slow program (--slow) is not timed again
+            warm = args.warmup if p.runs == args.runs else 0
+            t, cpu = time_commands([[args.bin, "--no-cache"] + p.args + [p.jv]], p.runs, warm, use_hf)[0]
             p.rerun = statistics.median(t)
             print(f"  rerun {p.name:28} {fmt(p.rerun):>9}  (first {fmt(p.median)})", file=sys.stderr, flush=True)
             if p.rerun < p.median:
@@ -381,7 +429,7 @@ def run(args, peers, suite, tmp):
         with open(args.json, "w") as f:
             json.dump({"programs": [{"name": p.name, "group": p.group, "rc": p.rc, "times_s": p.times, "cpu_s": p.cpu,
                                      "first_times_s": p.first, "rerun_median_s": p.rerun,
-                                     "median_s": p.median, "silicon": p.silicon, "stats": p.stats,
+                                     "median_s": p.median, "runs": p.runs, "silicon": p.silicon, "stats": p.stats,
                                      "totals": p.totals}
                                     for p in progs], "jobs": jobs}, f, indent=2)
     return 0
@@ -393,7 +441,11 @@ scalable workloads of `../shared/peers/workloads.py` (chain 10–1000, paths 8�
 and of `benches/visitor_workload.py` (visitor 10–1000: a tree of N objects built in
 straight-line code and visited through the interfaces of `examples/visitor.jv`, with a
 Viper encoding of its predicate family and dispatch) and of `benches/solver_workloads.py`
-(arith, sorted, arrayloop, members: proofs that need the solver) into a temporary folder and times whole `target/release/idf-verify` processes on them, on
+(arith, sorted, arrayloop, members: proofs that need the solver) and of
+`benches/feature_workloads.py` (halfread, dcfill, qpread, bsearch, sortedins, seqbuild at
+10, 100, 1000, dcchain and sortedchain at 5, 10, 20: LANGUAGE.md sections 11-15, each with
+a Viper encoding; a program whose first run exceeds `--slow` seconds is timed
+`--slow-runs` times, that run included) into a temporary folder and times whole `target/release/idf-verify` processes on them, on
 every `../shared/suite/*.jv` program (with `--expect`) and on every `examples/*.jv`, then
 `--jobs 1` against `--jobs 2` on a folder of 40 example files. Silicon's times come from
 `benches/silicon-times.json` (one run per program, made with `--silicon`; Silicon is slow:
@@ -550,6 +602,8 @@ def table(progs):
             if p.silicon.get("reported_s") is not None:
                 rratio = f"{p.silicon['reported_s'] / p.median:.0f}x"
         med = fmt(p.median)
+        if p.runs is not None and p.runs != RUNS[0]:
+            med += f" ({p.runs} runs)"
         if p.rerun is not None:
             other = statistics.median(p.first) if p.first else p.rerun
             med += f" (rerun; other {fmt(other)})"
@@ -562,7 +616,8 @@ def table(progs):
               "(a lower bound). Silicon wall (peers README): the figure of `../shared/peers/README.md`, measured "
               "on a quieter machine (suite programs: the low end of its 3.8–8.0 s range). Wall ratio = the smaller "
               "of the two Silicon wall times / idf-verify median; reported ratio = Silicon's self-reported "
-              "verification time / idf-verify median. \"rerun\": a program that missed a target was timed "
+              "verification time / idf-verify median. \"(k runs)\": a program slower than --slow on its first run, "
+              "timed k times (that run included) without warm-up; its CPU column is over the later runs. \"rerun\": a program that missed a target was timed "
               "again and the lower of the two medians is shown (other: the higher).", ""]
     return lines
 
@@ -651,6 +706,7 @@ def targets(by, progs, jobs, lines):
     lines += ["| Target | Result | Figures |", "|---|---|---|"] + res + [""]
 
     lines += solver_table(progs)
+    lines += solver_table(progs, "feature", FEATURE_TITLE)
     stats = [p for p in progs if p.stats and p.group == "workload"]
     if stats:
         lines += ["Slowest member per workload (`idf-verify --stats`):", "",
@@ -665,15 +721,21 @@ def targets(by, progs, jobs, lines):
     return lines
 
 
-def solver_table(progs):
-    """Growth of the solver workloads: each size against the family's previous one, and the
-    solver queries of the whole file (`--stats`, summed over members)."""
-    rows = [p for p in progs if p.group == "solver" and p.totals]
+SOLVER_TITLE = ("Workloads whose proofs need the solver (`benches/solver_workloads.py`; each has a failing "
+                "sibling, checked by `tests/programs/verify/bench/`): growth and solver queries "
+                "(`idf-verify --stats`, summed over the file's members):")
+FEATURE_TITLE = ("Workloads of LANGUAGE.md sections 11-15 (`benches/feature_workloads.py`: fractions, array "
+                 "segments, quantified permissions, value quantifiers, sequences): growth and solver queries "
+                 "(`idf-verify --stats`, summed over the file's members):")
+
+
+def solver_table(progs, group="solver", title=SOLVER_TITLE):
+    """Growth of the solver (or feature) workloads: each size against the family's previous
+    one, and the solver queries of the whole file (`--stats`, summed over members)."""
+    rows = [p for p in progs if p.group == group and p.totals]
     if not rows:
         return []
-    lines = ["Workloads whose proofs need the solver (`benches/solver_workloads.py`; each has a failing "
-             "sibling, checked by `tests/programs/verify/bench/`): growth and solver queries "
-             "(`idf-verify --stats`, summed over the file's members):", "",
+    lines = [title, "",
              "| Workload | members | median | × time vs previous size | × size | queries | in Z3 (sum) | exit |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     prev = {}
@@ -686,7 +748,8 @@ def solver_table(progs):
             grow, size = f"{p.median / pm:.1f}x", f"{n / pn:.1f}x"
         prev[fam] = (n, p.median)
         t = p.totals
-        lines.append(f"| {p.name} | {t['members']} | {fmt(p.median)} | {grow} | {size} | {t['queries']} | "
+        queries = f"{t['queries']}" + (f" (+{t['no_stats']} members without stats)" if t.get("no_stats") else "")
+        lines.append(f"| {p.name} | {t['members']} | {fmt(p.median)} | {grow} | {size} | {queries} | "
                      f"{fmt(t['z3_ms'] / 1000)} | {p.rc} |")
     return lines + [""]
 
