@@ -345,30 +345,16 @@ fn walk(
 /// The members called (pure methods, predicates, methods) anywhere in `e`. Iterative:
 /// expressions may nest deeper than the stack allows recursion.
 pub fn calls_in(e: &Expr, out: &mut Vec<MemberRef>) {
+    // Every kind of sub-expression: a call inside a sequence operation or a quantifier
+    // (`seq(val) + next.contents()`, `forall int i :: .. f(i) ..`) is a dependency
+    // like any other, or a recursive method would look non-recursive (unrolled without
+    // fuel) and its recursion group would be missed.
     let mut stack: Vec<&Expr> = vec![e];
     while let Some(e) = stack.pop() {
-        match &e.kind {
-            ExprKind::Field { recv, .. } => stack.push(recv),
-            ExprKind::Length(a) | ExprKind::Old(a) | ExprKind::Acc(a) => stack.push(a),
-            ExprKind::AccArray(a) | ExprKind::Untouched(a) => stack.push(a),
-            ExprKind::Unary { e, .. } => stack.push(e),
-            ExprKind::Index { arr, idx } => stack.extend([&**arr, &**idx]),
-            ExprKind::Binary { l, r, .. } => stack.extend([&**l, &**r]),
-            ExprKind::Cond { c, a, b } => stack.extend([&**c, &**a, &**b]),
-            ExprKind::Opening { pred: x, body } | ExprKind::Using { call: x, body } => {
-                stack.extend([&**x, &**body])
-            }
-            ExprKind::Call { recv, args, target, .. } => {
-                if let Some(t) = target {
-                    out.push(*t);
-                }
-                if let CallRecv::Expr(r) = recv {
-                    stack.push(r);
-                }
-                stack.extend(args.iter());
-            }
-            _ => {}
+        if let ExprKind::Call { target: Some(t), .. } = &e.kind {
+            out.push(*t);
         }
+        stack.extend(e.children());
     }
 }
 

@@ -795,9 +795,15 @@ impl Term {
         let sort = a.sort();
         mk(Op::SeqConcat, sort, vec![a, b])
     }
-    /// `|s|`, folded through the constructors (`|s ++ t| = |s| + |t|`; a slice
-    /// `extract(s, o, n)` is built only where `0 ≤ o ≤ o + n ≤ |s|` was proved, so its
-    /// length is `n`).
+    /// `|s|`, folded through the constructors (`|s ++ t| = |s| + |t|`). A slice
+    /// `extract(s, o, n)` has length `n` only where `0 ≤ o ≤ o + n ≤ |s|`: the rules
+    /// build one only where that was proved, but a definition's body axiom carries its
+    /// slices into every application, also those whose branch does not hold there
+    /// (`rev(s[1..])` of an empty `s`), and an application's postcondition is assumed
+    /// whatever its argument. Folded to a negative `n`, `|rev(extract(..))| = |extract(..)|`
+    /// would contradict `|x| ≥ 0`: so the length is folded only when `n` is a
+    /// non-negative literal, and is otherwise left to the solver's axiom
+    /// (`fits ⇒ |extract(s, o, n)| = n`).
     pub fn seq_len(s: Term) -> Term {
         match s.op() {
             Op::SeqEmpty(_) => Term::int(0),
@@ -805,7 +811,7 @@ impl Term {
             Op::SeqConcat => {
                 Term::add(Term::seq_len(s.args()[0].clone()), Term::seq_len(s.args()[1].clone()))
             }
-            Op::SeqExtract => s.args()[2].clone(),
+            Op::SeqExtract if s.args()[2].as_int().is_some_and(|n| n >= 0) => s.args()[2].clone(),
             _ => mk(Op::SeqLen, Sort::Int, vec![s]),
         }
     }
