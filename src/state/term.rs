@@ -477,6 +477,9 @@ impl Term {
         match (a.as_int(), b.as_int()) {
             (Some(x), Some(y)) if x.checked_sub(y).is_some() => Term::int(x - y),
             (_, Some(0)) => a,
+            // `(x + y) - x` is `y` (the length of `(seq(v) + s)[1..]` is `|s|`).
+            _ if matches!(a.op(), Op::Add) && a.args()[0] == b => a.args()[1].clone(),
+            _ if matches!(a.op(), Op::Add) && a.args()[1] == b => a.args()[0].clone(),
             _ => mk(Op::Sub, Sort::Int, vec![a, b]),
         }
     }
@@ -847,10 +850,28 @@ impl Term {
         }
         mk(Op::SeqAt, sort, vec![s, i])
     }
+    /// `extract(s, o, n)`, with the identities that hold whatever the lengths: the
+    /// whole of `s` is `s`, the parts of `a ++ b` at `(0, |a|)` and `(|a|, |b|)` are `a`
+    /// and `b` (so `(seq(v) + s)[1..]` is `s`, and a recursive call on it is the
+    /// application the caller already has).
     pub fn seq_extract(s: Term, offset: Term, len: Term) -> Term {
         let sort = s.sort();
         if len.as_int() == Some(0) {
             return Term::seq_empty(sort);
+        }
+        let zero = offset.as_int() == Some(0);
+        if zero && len == Term::seq_len(s.clone()) {
+            return s;
+        }
+        if let Op::SeqConcat = s.op() {
+            let (a, b) = (s.args()[0].clone(), s.args()[1].clone());
+            let la = Term::seq_len(a.clone());
+            if zero && len == la {
+                return a;
+            }
+            if offset == la && len == Term::seq_len(b.clone()) {
+                return b;
+            }
         }
         mk(Op::SeqExtract, sort, vec![s, offset, len])
     }
