@@ -426,7 +426,7 @@ impl Backend {
                 vec![vec![at(&ext, &i)]],
                 Term::implies(
                     Term::and(
-                        fits,
+                        fits.clone(),
                         Term::and(
                             Term::le(zero.clone(), i.clone()),
                             Term::lt(i.clone(), n.clone()),
@@ -436,6 +436,79 @@ impl Backend {
                         Op::Eq,
                         Sort::Bool,
                         vec![at(&ext, &i), at(&a, &Term::add(o.clone(), i.clone()))],
+                    ),
+                ),
+            ),
+            // The same law from the other side (Viper's and Dafny's second trigger of
+            // `drop`/`take`): an element of `a` the program names, with a slice of
+            // `a`, gives the slice's element at that place (`s[i]` and `s[1..]` give
+            // `s[1..][i - 1]`, which `s[1..]`'s quantifiers match).
+            q(
+                vec![&a, &o, &n, &i],
+                vec![vec![at(&a, &i), ext.clone()]],
+                Term::implies(
+                    Term::and(
+                        fits.clone(),
+                        Term::and(
+                            Term::le(o.clone(), i.clone()),
+                            Term::lt(i.clone(), Term::add(o.clone(), n.clone())),
+                        ),
+                    ),
+                    Term::raw(
+                        Op::Eq,
+                        Sort::Bool,
+                        vec![at(&ext, &Term::sub(i.clone(), o.clone())), at(&a, &i)],
+                    ),
+                ),
+            ),
+            // Likewise an element of the left part of a concatenation (Viper's second
+            // trigger of indexing into an append).
+            q(
+                vec![&a, &b, &i],
+                vec![vec![at(&a, &i), cat.clone()]],
+                Term::implies(
+                    in_range(&i, &a),
+                    Term::raw(Op::Eq, Sort::Bool, vec![at(&cat, &i), at(&a, &i)]),
+                ),
+            ),
+            // And of the right part: an element of `b` the program names, with
+            // `a ++ b`, gives `(a ++ b)[|a| + i]` (so `sorted(seq(v) + t)`'s quantifier,
+            // over reads of `seq(v) + t`, speaks of the reads of `t`).
+            q(
+                vec![&a, &b, &i],
+                vec![vec![at(&b, &i), cat.clone()]],
+                Term::implies(
+                    in_range(&i, &b),
+                    Term::raw(
+                        Op::Eq,
+                        Sort::Bool,
+                        vec![at(&cat, &Term::add(len(&a), i.clone())), at(&b, &i)],
+                    ),
+                ),
+            ),
+            // Membership in a slice: an index of the sliced sequence in its range
+            // (Viper's and Dafny's `contains` over `drop` and `take`).
+            q(
+                vec![&a, &o, &n, &x],
+                vec![vec![Term::raw(Op::SeqContains, Sort::Bool, vec![ext.clone(), unit.clone()])]],
+                Term::implies(
+                    fits.clone(),
+                    Term::raw(
+                        Op::Eq,
+                        Sort::Bool,
+                        vec![
+                            Term::raw(Op::SeqContains, Sort::Bool, vec![ext.clone(), unit.clone()]),
+                            Term::quant(
+                                false,
+                                vec![i.clone()],
+                                vec![vec![at(&a, &i)]],
+                                Term::and_all(vec![
+                                    Term::le(o.clone(), i.clone()),
+                                    Term::lt(i.clone(), Term::add(o.clone(), n.clone())),
+                                    Term::raw(Op::Eq, Sort::Bool, vec![at(&a, &i), x.clone()]),
+                                ]),
+                            ),
+                        ],
                     ),
                 ),
             ),
@@ -610,8 +683,9 @@ impl Backend {
         let mut patterns: Vec<Z3_pattern> = vec![];
         let b = self.translate(body);
         for g in &groups {
-            // Z3 accepts no conditional in a pattern (it warns and drops the group).
-            if g.iter().any(|x| !x.nodes_ite_free()) {
+            // Z3 accepts no conditional in a pattern, nor one without the bound
+            // variables (it warns on stderr and drops the group).
+            if g.iter().any(|x| !x.nodes_ite_free()) || !Term::covers(g, vars) {
                 continue;
             }
             let terms: Vec<Z3_ast> = g.iter().map(|x| self.translate(x)).collect();
@@ -873,7 +947,15 @@ impl Backend {
     /// Is the current assertion set together with `t` satisfiable?
     pub fn check_with(&mut self, t: &Term) -> Sat {
         let b = self.translate(t);
-        let dumped = dump_dir().map(|dir| dump_query(dir, &self.smtlib(), &self.show(b)));
+        let dumped = dump_dir().map(|dir| {
+            // The definitions and sequence axioms go with the check as assumptions,
+            // outside the solver's assertions: written out too, so the file replays.
+            let mut text = self.smtlib();
+            for d in &self.definitions {
+                text.push_str(&format!("(assert {})\n", self.show(*d)));
+            }
+            dump_query(dir, &text, &self.show(b))
+        });
         let start = std::time::Instant::now();
         // SAFETY: the assumption array lives across the call.
         let mut assumptions = vec![b];

@@ -348,13 +348,15 @@ fn walk(
 /// The members called (pure methods, predicates, methods) anywhere in `e`. Iterative:
 /// expressions may nest deeper than the stack allows recursion.
 pub fn calls_in(e: &Expr, out: &mut Vec<MemberRef>) {
+    // Every kind of sub-expression: a call inside a sequence operation or a quantifier
+    // (`seq(val) + next.contents()`, `forall int i :: .. f(i) ..`) is a dependency
+    // like any other, or a recursive method would look non-recursive (unrolled without
+    // fuel) and its recursion group would be missed.
     let mut stack: Vec<&Expr> = vec![e];
     while let Some(e) = stack.pop() {
         if let ExprKind::Call { target: Some(t), .. } = &e.kind {
             out.push(*t);
         }
-        // Every kind of sub-expression (quantifier bodies and triggers, sequence
-        // literals, slices, amounts): a call missed here would hide recursion.
         stack.extend(e.children());
     }
 }

@@ -64,9 +64,9 @@ impl<'p> Verifier<'p> {
             if let Some(terms) = terms {
                 let mut pattern = vec![];
                 for t in &terms {
-                    pattern_terms(t, &vars, &mut pattern);
+                    Term::pattern_terms(t, &vars, &mut pattern);
                 }
-                if covers(&pattern, &vars) {
+                if Term::covers(&pattern, &vars) {
                     groups.push(pattern);
                 }
             }
@@ -183,6 +183,16 @@ impl<'p> Verifier<'p> {
                     ) {
                         return;
                     }
+                    if let Op::SeqExtract = ts.op()
+                        && let Some(slot) = v.watch.get_mut(&e.span)
+                        && slot.is_none()
+                    {
+                        // A trigger term that reads a slice: the read of the slice, not
+                        // its folded `s[o + i]` (arithmetic above the bound variable
+                        // matches nothing; see `Term::substitute`).
+                        let sort = ts.sort().seq_elem();
+                        *slot = Some(Term::raw(Op::SeqAt, sort, vec![ts.clone(), ti.clone()]));
+                    }
                     q(v, s, Term::seq_at(ts.clone(), ti))
                 })
             }),
@@ -277,49 +287,6 @@ impl<'p> Verifier<'p> {
     }
 }
 
-/// The terms of a trigger term's evaluation the solver can match: the term itself
-/// when it is an application of a function (a read, a pure call, a sequence
-/// operation) without conditionals or arithmetic above the bound symbols; otherwise
-/// its largest sub-terms that are (an index into a concatenation evaluates to
-/// `ite(i < |s|, s[i], t[i - |s|])`: its patterns are `s[i]` and `t[i - |s|]`'s
-/// reads where they mention a bound symbol).
-fn pattern_terms(t: &Term, vars: &[Term], out: &mut Vec<Term>) {
-    let syms = t.symbols();
-    if !vars.iter().any(|x| syms.contains(x)) {
-        return;
-    }
-    let matchable = matches!(
-        t.op(),
-        Op::App(_)
-            | Op::Select
-            | Op::SeqAt
-            | Op::SeqExtract
-            | Op::SeqContains
-            | Op::SeqLen
-            | Op::Len
-    );
-    let clean = |x: &Term| {
-        // Bound symbols only as whole arguments, or inside matchable sub-terms.
-        x.args().iter().all(|a| {
-            matches!(a.op(), Op::Var(..))
-                || !vars.iter().any(|v| a.symbols().contains(v))
-                || matches!(
-                    a.op(),
-                    Op::App(_) | Op::Select | Op::SeqAt | Op::SeqExtract | Op::SeqLen | Op::Len
-                )
-        })
-    };
-    if matchable && clean(t) && t.nodes_ite_free() {
-        if !out.contains(t) {
-            out.push(t.clone());
-        }
-        return;
-    }
-    for a in t.args() {
-        pattern_terms(a, vars, out);
-    }
-}
-
 /// The largest reads (array, sequence) and pure applications in `t` without a bound
 /// symbol.
 fn ground_reads(t: &Term, vars: &[Term], out: &mut Vec<Term>) {
@@ -334,15 +301,4 @@ fn ground_reads(t: &Term, vars: &[Term], out: &mut Vec<Term>) {
     for a in t.args() {
         ground_reads(a, vars, out);
     }
-}
-
-/// Do the terms of a trigger group mention every bound symbol, and is each an
-/// application (not a bare symbol or a literal)?
-fn covers(terms: &[Term], vars: &[Term]) -> bool {
-    let syms: Vec<Term> = terms.iter().flat_map(|t| t.symbols()).collect();
-    vars.iter().all(|x| syms.contains(x))
-        && terms.iter().all(|t| {
-            !matches!(t.op(), Op::Var(..) | Op::Int(_) | Op::Bool(_) | Op::Null)
-                && !t.args().is_empty()
-        })
 }

@@ -71,7 +71,25 @@ impl Term {
                     at += g as usize;
                 }
                 let body = args[args.len() - 1].clone();
-                Term::quant(b.forall, args[..n].to_vec(), groups, body)
+                // A substituted trigger term may have folded (`vs[i]` with `vs` a
+                // concatenation becomes `ite(i < |s|, s[i], ..)`; with `vs` a unit, the
+                // element): such a group is read again as at evaluation, its largest
+                // matchable sub-terms, or dropped when they do not cover the variables.
+                let vars = &args[..n];
+                let groups = groups
+                    .into_iter()
+                    .filter_map(|g| {
+                        if Term::covers(&g, vars) && g.iter().all(Term::nodes_ite_free) {
+                            return Some(g);
+                        }
+                        let mut pattern = vec![];
+                        for t in &g {
+                            Term::pattern_terms(t, vars, &mut pattern);
+                        }
+                        Term::covers(&pattern, vars).then_some(pattern)
+                    })
+                    .collect();
+                Term::quant(b.forall, vars.to_vec(), groups, body)
             }
             Op::SeqUnit => Term::seq_unit(a(0)).unwrap_or_else(|| a(0)),
             Op::SeqConcat => Term::seq_concat(a(0), a(1)),
@@ -80,6 +98,60 @@ impl Term {
             Op::SeqExtract => Term::seq_extract(a(0), a(1), a(2)),
             Op::SeqContains => Term::seq_contains(a(0), a(1)),
         }
+    }
+
+    /// The terms of a trigger term's evaluation the solver can match: the term itself
+    /// when it is an application of a function (a read, a pure call, a sequence
+    /// operation) without conditionals or arithmetic above the bound symbols; otherwise
+    /// its largest sub-terms that are (an index into a concatenation evaluates to
+    /// `ite(i < |s|, s[i], t[i - |s|])`: its patterns are `s[i]` and `t[i - |s|]`'s
+    /// reads where they mention a bound symbol).
+    pub fn pattern_terms(t: &Term, vars: &[Term], out: &mut Vec<Term>) {
+        let syms = t.symbols();
+        if !vars.iter().any(|x| syms.contains(x)) {
+            return;
+        }
+        let matchable = matches!(
+            t.op(),
+            Op::App(_)
+                | Op::Select
+                | Op::SeqAt
+                | Op::SeqExtract
+                | Op::SeqContains
+                | Op::SeqLen
+                | Op::Len
+        );
+        let clean = |x: &Term| {
+            // Bound symbols only as whole arguments, or inside matchable sub-terms.
+            x.args().iter().all(|a| {
+                matches!(a.op(), Op::Var(..))
+                    || !vars.iter().any(|v| a.symbols().contains(v))
+                    || matches!(
+                        a.op(),
+                        Op::App(_) | Op::Select | Op::SeqAt | Op::SeqExtract | Op::SeqLen | Op::Len
+                    )
+            })
+        };
+        if matchable && clean(t) && t.nodes_ite_free() {
+            if !out.contains(t) {
+                out.push(t.clone());
+            }
+            return;
+        }
+        for a in t.args() {
+            Term::pattern_terms(a, vars, out);
+        }
+    }
+
+    /// Do the terms of a trigger group mention every bound symbol, and is each an
+    /// application (not a bare symbol or a literal)?
+    pub fn covers(terms: &[Term], vars: &[Term]) -> bool {
+        let syms: Vec<Term> = terms.iter().flat_map(|t| t.symbols()).collect();
+        vars.iter().all(|x| syms.contains(x))
+            && terms.iter().all(|t| {
+                !matches!(t.op(), Op::Var(..) | Op::Int(_) | Op::Bool(_) | Op::Null)
+                    && !t.args().is_empty()
+            })
     }
 
     /// `self` with every symbol in `map` replaced by its image.
@@ -183,7 +255,27 @@ fn subst(t: &Term, map: &TermMap<Term, Term>, memo: &mut TermMap<u64, Term>) -> 
                 }
             }
             let mut memo2 = TermMap::default();
-            let args: Vec<Term> = t.args().iter().map(|a| subst(a, &inner, &mut memo2)).collect();
+            let n = t.args().len();
+            let args: Vec<Term> = t
+                .args()
+                .iter()
+                .enumerate()
+                .map(|(k, a)| {
+                    let trigger = k >= b.nvars as usize && k + 1 < n;
+                    if trigger && let Op::SeqAt = a.op() {
+                        // A read of a slice stays a read of the slice in a trigger:
+                        // folded to `s[o + i]` it would put arithmetic above the bound
+                        // variable, and no read the program names would match it
+                        // (the solver's slice axioms make `s[1..][k - 1]` from `s[k]`).
+                        let sq = subst(&a.args()[0], &inner, &mut memo2);
+                        if let Op::SeqExtract = sq.op() {
+                            let i = subst(&a.args()[1], &inner, &mut memo2);
+                            return Term::raw(Op::SeqAt, a.sort(), vec![sq, i]);
+                        }
+                    }
+                    subst(a, &inner, &mut memo2)
+                })
+                .collect();
             Term::rebuild(t.op(), t.sort(), args)
         }
     } else if t.args().is_empty() {

@@ -477,6 +477,9 @@ impl Term {
         match (a.as_int(), b.as_int()) {
             (Some(x), Some(y)) if x.checked_sub(y).is_some() => Term::int(x - y),
             (_, Some(0)) => a,
+            // `(x + y) - x` is `y` (the length of `(seq(v) + s)[1..]` is `|s|`).
+            _ if matches!(a.op(), Op::Add) && a.args()[0] == b => a.args()[1].clone(),
+            _ if matches!(a.op(), Op::Add) && a.args()[1] == b => a.args()[0].clone(),
             _ => mk(Op::Sub, Sort::Int, vec![a, b]),
         }
     }
@@ -795,9 +798,15 @@ impl Term {
         let sort = a.sort();
         mk(Op::SeqConcat, sort, vec![a, b])
     }
-    /// `|s|`, folded through the constructors (`|s ++ t| = |s| + |t|`; a slice
-    /// `extract(s, o, n)` is built only where `0 ≤ o ≤ o + n ≤ |s|` was proved, so its
-    /// length is `n`).
+    /// `|s|`, folded through the constructors (`|s ++ t| = |s| + |t|`). A slice
+    /// `extract(s, o, n)` has length `n` only where `0 ≤ o ≤ o + n ≤ |s|`: the rules
+    /// build one only where that was proved, but a definition's body axiom carries its
+    /// slices into every application, also those whose branch does not hold there
+    /// (`rev(s[1..])` of an empty `s`), and an application's postcondition is assumed
+    /// whatever its argument. Folded to a negative `n`, `|rev(extract(..))| = |extract(..)|`
+    /// would contradict `|x| ≥ 0`: so the length is folded only when `n` is a
+    /// non-negative literal, and is otherwise left to the solver's axiom
+    /// (`fits ⇒ |extract(s, o, n)| = n`).
     pub fn seq_len(s: Term) -> Term {
         match s.op() {
             Op::SeqEmpty(_) => Term::int(0),
@@ -805,7 +814,7 @@ impl Term {
             Op::SeqConcat => {
                 Term::add(Term::seq_len(s.args()[0].clone()), Term::seq_len(s.args()[1].clone()))
             }
-            Op::SeqExtract => s.args()[2].clone(),
+            Op::SeqExtract if s.args()[2].as_int().is_some_and(|n| n >= 0) => s.args()[2].clone(),
             _ => mk(Op::SeqLen, Sort::Int, vec![s]),
         }
     }
@@ -841,10 +850,28 @@ impl Term {
         }
         mk(Op::SeqAt, sort, vec![s, i])
     }
+    /// `extract(s, o, n)`, with the identities that hold whatever the lengths: the
+    /// whole of `s` is `s`, the parts of `a ++ b` at `(0, |a|)` and `(|a|, |b|)` are `a`
+    /// and `b` (so `(seq(v) + s)[1..]` is `s`, and a recursive call on it is the
+    /// application the caller already has).
     pub fn seq_extract(s: Term, offset: Term, len: Term) -> Term {
         let sort = s.sort();
         if len.as_int() == Some(0) {
             return Term::seq_empty(sort);
+        }
+        let zero = offset.as_int() == Some(0);
+        if zero && len == Term::seq_len(s.clone()) {
+            return s;
+        }
+        if let Op::SeqConcat = s.op() {
+            let (a, b) = (s.args()[0].clone(), s.args()[1].clone());
+            let la = Term::seq_len(a.clone());
+            if zero && len == la {
+                return a;
+            }
+            if offset == la && len == Term::seq_len(b.clone()) {
+                return b;
+            }
         }
         mk(Op::SeqExtract, sort, vec![s, offset, len])
     }
