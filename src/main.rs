@@ -467,7 +467,7 @@ fn verify_main(cli: VerifyArgs) -> i32 {
         return 2;
     }
     let (written, code) = if cli.expect {
-        expect_mode(&run)
+        expect_mode(&run, cli.format != Format::Human)
     } else {
         let written = match cli.format {
             Format::Json => match &run.shard {
@@ -533,9 +533,10 @@ fn color_choice(when: ColorWhen) -> ColorChoice {
 
 /// `--expect`: print every mismatch; 0 iff none (3 on an internal error, 2 on an
 /// unreadable path).
-fn expect_mode(run: &Run) -> (std::io::Result<()>, i32) {
+fn expect_mode(run: &Run, json: bool) -> (std::io::Result<()>, i32) {
     let mut out = String::new();
     let (mut expected, mut mismatches) = (0, 0);
+    let mut listed = vec![];
     for f in &run.files {
         let ms = expect::check_file(f);
         expected += expect::file_expectations(f).len();
@@ -543,6 +544,7 @@ fn expect_mode(run: &Run) -> (std::io::Result<()>, i32) {
         for m in &ms {
             out.push_str(&m.render(&f.source.path));
             out.push('\n');
+            listed.push(m.to_json(&f.source.path));
         }
     }
     out.push_str(&format!(
@@ -566,5 +568,19 @@ fn expect_mode(run: &Run) -> (std::io::Result<()>, i32) {
     } else {
         0
     };
+    if json {
+        // One JSON document (every machine format gives one with `--expect`).
+        let doc = serde_json::json!({
+            "version": 1,
+            "expect": {
+                "files": run.files.len(),
+                "expectations": expected,
+                "mismatches": listed,
+            },
+            "internal_errors": s.internal,
+        });
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        return (writeln!(std::io::stdout().lock(), "{text}"), code);
+    }
     (std::io::stdout().lock().write_all(out.as_bytes()), code)
 }

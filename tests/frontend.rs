@@ -365,6 +365,31 @@ mod cli {
         assert!(out.contains("stats:"), "{out}");
     }
 
+    /// `--expect --format json`: one JSON document listing the mismatches, same exit.
+    #[test]
+    fn expect_mode_speaks_json_when_asked() {
+        let d = scratch("expect-json");
+        let f = d.join("m.jv");
+        std::fs::write(
+            &f,
+            "class A {\n  void m() {\n    // expect: assert.failed\n    assert true;\n  }\n}\n",
+        )
+        .unwrap();
+        let (code, out, _) = run(&["--expect", "--format", "json", f.to_str().unwrap()]);
+        assert_eq!(code, 1, "{out}");
+        let doc: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
+        assert_eq!(doc["expect"]["expectations"], 1);
+        let m = &doc["expect"]["mismatches"][0];
+        assert_eq!(
+            (m["kind"].as_str(), m["id"].as_str(), m["line"].as_u64()),
+            (Some("missing"), Some("assert.failed"), Some(4))
+        );
+        let (code, out, _) = run(&["--expect", "--format", "json", &example()]);
+        assert_eq!(code, 0, "{out}");
+        let doc: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
+        assert_eq!(doc["expect"]["mismatches"], serde_json::json!([]));
+    }
+
     #[test]
     fn out_of_range_timeout_and_jobs_are_usage_errors() {
         assert_eq!(run(&["--timeout", "1e19", &example()]).0, 2);

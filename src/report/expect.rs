@@ -48,6 +48,20 @@ impl Mismatch {
     }
 }
 
+impl Mismatch {
+    /// The mismatch as a JSON object (`--expect --format json`).
+    pub fn to_json(&self, path: &str) -> serde_json::Value {
+        match self {
+            Mismatch::Missing { line, id } => serde_json::json!({
+                "path": path, "line": line, "kind": "missing", "id": id,
+            }),
+            Mismatch::Unexpected { line, id, message } => serde_json::json!({
+                "path": path, "line": line, "kind": "unexpected", "id": id, "message": message,
+            }),
+        }
+    }
+}
+
 /// Does this line hold code outside comments? Updates whether a `/* */` comment is open.
 fn has_code(line: &str, in_block: &mut bool) -> bool {
     let mut rest = line;
