@@ -68,17 +68,25 @@ fn rhs_mentions_old(r: &Rhs) -> bool {
     }
 }
 
+/// The evaluation context of a frame's state: its locals and `old` over `view`'s bags
+/// (a macro, not a method: callers go on to borrow other fields of the frame mutably).
+macro_rules! frame_cx {
+    ($self:expr, $f:expr, $view:expr) => {
+        Cx {
+            heap: &$self.heap,
+            view: $view,
+            locals: &$f.locals,
+            old: $f.old.as_deref(),
+            pview: None,
+        }
+    };
+}
+
 impl<'p> Interp<'p> {
     /// Evaluate `e` in the frame's state (a raw failure stays raw).
     fn eval_in_frame(&self, f: &Frame, e: &'p Expr) -> R<Value> {
         let view = [&f.bag];
-        let cx = Cx {
-            heap: &self.heap,
-            view: &view,
-            locals: &f.locals,
-            old: f.old.as_deref(),
-            pview: None,
-        };
+        let cx = frame_cx!(self, f, &view);
         self.eval(&cx, e)
     }
 
@@ -92,13 +100,7 @@ impl<'p> Interp<'p> {
     ) -> R<Consumed> {
         let before = f.bag.clone();
         let view = [&before];
-        let cx = Cx {
-            heap: &self.heap,
-            view: &view,
-            locals: &f.locals,
-            old: f.old.as_deref(),
-            pview: None,
-        };
+        let cx = frame_cx!(self, f, &view);
         let mut out = Consumed::default();
         let mut scratch;
         let h2 = if remove {
@@ -260,13 +262,7 @@ impl<'p> Interp<'p> {
         span: Span,
     ) -> R<(MemberRef, Vec<Value>, Rat)> {
         let view = [&f.bag];
-        let cx = Cx {
-            heap: &self.heap,
-            view: &view,
-            locals: &f.locals,
-            old: f.old.as_deref(),
-            pview: None,
-        };
+        let cx = frame_cx!(self, f, &view);
         let (call, pi) = match &call.kind {
             ExprKind::Frac { acc, amount } => (&**acc, Some(&**amount)),
             _ => (call, None),
@@ -329,13 +325,7 @@ impl<'p> Interp<'p> {
     /// failure to read or call is the statement's.
     fn framed_in_frame(&self, f: &Frame, es: &'p [Expr]) -> R<()> {
         let view = [&f.bag];
-        let cx = Cx {
-            heap: &self.heap,
-            view: &view,
-            locals: &f.locals,
-            old: f.old.as_deref(),
-            pview: None,
-        };
+        let cx = frame_cx!(self, f, &view);
         self.check_all(&cx, es).map(|_| ()).map_err(|s| s.in_stmt(f.member))
     }
 
@@ -475,13 +465,7 @@ impl<'p> Interp<'p> {
         }
         let (this, vals) = {
             let view = [&f.bag];
-            let cx = Cx {
-                heap: &self.heap,
-                view: &view,
-                locals: &f.locals,
-                old: f.old.as_deref(),
-                pview: None,
-            };
+            let cx = frame_cx!(self, f, &view);
             let this = self.receiver(&cx, recv, e)?;
             let mut vals = Vec::with_capacity(args.len());
             for a in args {
