@@ -397,6 +397,8 @@ fn clap_exit(e: &clap::Error) -> i32 {
 
 fn verify_main(cli: VerifyArgs) -> i32 {
     install_interrupt_handler();
+    // `-v` is `--stats` for every output.
+    let stats = cli.stats || cli.verbose;
     let opts = Options {
         methods: cli.methods.clone(),
         config: Config {
@@ -404,7 +406,7 @@ fn verify_main(cli: VerifyArgs) -> i32 {
             timeout: cli.timeout,
             trace: cli.trace,
             counterexample: cli.counterexample,
-            stats: cli.stats || cli.verbose,
+            stats,
             smoke: cli.smoke,
             merge: !cli.no_merge,
             rlimit: match cli.rlimit {
@@ -434,7 +436,7 @@ fn verify_main(cli: VerifyArgs) -> i32 {
     let mut out = StandardStream::stdout(color_choice(cli.color));
     let mut streamed: std::io::Result<()> = Ok(());
     let mut views = report::FileView::default();
-    let hopts = human::HumanOptions { stats: cli.stats || cli.verbose, quiet: cli.quiet };
+    let hopts = human::HumanOptions { stats, quiet: cli.quiet };
     let machine = cli.format != Format::Human;
     let term = std::env::var("TERM").ok();
     let mut progress = report::progress::Progress::new(report::progress::should_show(
@@ -486,7 +488,7 @@ fn verify_main(cli: VerifyArgs) -> i32 {
             Format::Human => streamed
                 .and_then(|()| human::render_summary(&mut out, &run))
                 .and_then(|()| human_totals(&mut out, &run, cli.slowest))
-                .and_then(|()| match (&opts.cache, cli.stats || cli.verbose) {
+                .and_then(|()| match (&opts.cache, stats) {
                     (Some(dir), true) => writeln!(
                         out,
                         "cache: {} hit{}, {} verified, {} stored in {}",

@@ -192,13 +192,7 @@ impl<'p> Interp<'p> {
                 let then = match cx.old {
                     Some(old) => {
                         let view = [&old.bag];
-                        let ocx = Cx {
-                            heap: &old.heap,
-                            view: &view,
-                            locals: cx.locals,
-                            old: cx.old,
-                            pview: None,
-                        };
+                        let ocx = cx.in_old(old, &view);
                         self.check_snapshot(&ocx, inner).map_err(at)?
                     }
                     None => now.clone(),

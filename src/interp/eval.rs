@@ -144,13 +144,7 @@ impl<'p> Interp<'p> {
             ExprKind::Old(x) => match cx.old {
                 Some(old) => {
                     let view = [&old.bag];
-                    let ocx = Cx {
-                        heap: &old.heap,
-                        view: &view,
-                        locals: cx.locals,
-                        old: cx.old,
-                        pview: None,
-                    };
+                    let ocx = cx.in_old(old, &view);
                     self.eval(&ocx, x)
                 }
                 None => self.eval(cx, x),

@@ -97,6 +97,14 @@ pub(crate) struct Cx<'a> {
     pub pview: Option<&'a Bag>,
 }
 
+impl<'a> Cx<'a> {
+    /// The same locals evaluated in the entry state `old` (`view` is `[&old.bag]`):
+    /// what `old(..)` and `untouched(..)` read.
+    pub fn in_old(&self, old: &'a Old, view: &'a [&'a Bag]) -> Cx<'a> {
+        Cx { heap: &old.heap, view, locals: self.locals, old: self.old, pview: None }
+    }
+}
+
 /// One activation of a method or constructor.
 pub(crate) struct Frame {
     pub member: MemberRef,
