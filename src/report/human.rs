@@ -300,14 +300,4 @@ pub fn verification_diagnostic(e: &VerificationError, lines: &Lines<'_>) -> Diag
         .with_notes(notes)
 }
 
-/// A file name as the terminal shows it: control characters escaped (`\u{1b}`), so a
-/// name holding an escape sequence cannot drive the terminal.
-pub fn escape_controls(name: &str) -> std::borrow::Cow<'_, str> {
-    if !name.chars().any(char::is_control) {
-        return name.into();
-    }
-    name.chars()
-        .map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() })
-        .collect::<String>()
-        .into()
-}
+pub use crate::source::escape_controls;
