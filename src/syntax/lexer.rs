@@ -463,7 +463,7 @@ mod tests {
         assert!(errs[0].message.contains("`#`"));
         assert!(errs[1].message.contains("unterminated"));
         // One error per line: the first.
-        let errs = lex("a # $ /* c\n@").unwrap_err();
+        let errs = lex("a # $ ?? \n@").unwrap_err();
         assert_eq!(errs.len(), 2);
         assert!(errs[0].message.contains("`#`"));
         assert!(errs[1].message.contains("`@`"));
