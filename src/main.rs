@@ -581,7 +581,12 @@ fn expect_mode(run: &Run, json: bool) -> (std::io::Result<()>, i32) {
         for m in &ms {
             out.push_str(&m.render(&f.source.path));
             out.push('\n');
-            listed.push(m.to_json(&f.source.path));
+            let mut m = m.to_json(&f.source.path);
+            if let Some(raw) = &f.source.raw_path {
+                // A name that is not UTF-8: `path` is escaped, these are its bytes.
+                m["path_bytes"] = serde_json::json!(raw);
+            }
+            listed.push(m);
         }
     }
     out.push_str(&format!(

@@ -188,6 +188,15 @@ fn odd_file_names_are_reported_exactly_in_every_format() {
     }
     assert!(files.iter().any(|f| f["path"] == format!("./{esc}")), "{doc}");
 
+    // `--expect` as JSON: the mismatches name their files the same way.
+    let doc: serde_json::Value =
+        serde_json::from_slice(&go(&["--expect", "--format", "json", "."])).unwrap();
+    let listed = doc["expect"]["mismatches"].as_array().unwrap();
+    for n in &names {
+        let want = [b"./".as_slice(), n].concat();
+        assert!(listed.iter().any(|m| bytes_of(m) == want), "{doc}");
+    }
+
     // JSON Lines: every record valid JSON, the same bytes as `file_bytes`.
     let lines = go(&["--format", "jsonl", "."]);
     let records: Vec<serde_json::Value> = String::from_utf8(lines)
