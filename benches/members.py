@@ -21,7 +21,6 @@ other load) and the peak resident memory are printed per size.
 """
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -60,21 +59,22 @@ SHAPES = {"cell": cell, "free": free, "pure": pure, "stream": pure}
 
 def timed(cmd):
     """(wall s, cpu s, peak KB, first-line s, last-line s) of one run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     first = last = None
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE) as p:
-        for _ in p.stdout:
-            last = time.monotonic() - start
-            if first is None:
-                first = last
-        p.wait()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE)
+    for _ in p.stdout:
+        last = time.monotonic() - start
+        if first is None:
+            first = last
+    p.stdout.close()
+    # This child's own resource use (CPU of all its threads, its peak memory).
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = usage.ru_utime + usage.ru_stime
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)}: exit {p.returncode}")
-    return wall, cpu, after.ru_maxrss, first, last
+    return wall, cpu, usage.ru_maxrss, first, last
 
 
 def main():
