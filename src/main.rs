@@ -500,7 +500,9 @@ fn verify_main(cli: VerifyArgs) -> i32 {
     };
     progress.finish();
     if !run.unmatched_methods.is_empty() {
-        idf_verify::say!("error: no member matches --method {}", run.unmatched_methods.join(", "));
+        let names = run.unmatched_methods.join(", ");
+        let names = idf_verify::source::escape_controls(&names);
+        idf_verify::say!("error: no member matches --method {names}");
         return 2;
     }
     let (written, code) = if cli.expect {

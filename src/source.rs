@@ -137,15 +137,20 @@ pub fn shown_path(path: &Path) -> String {
     }
 }
 
-/// A file name as the terminal shows it: control characters escaped (`\u{1b}`), so a
-/// name holding an escape sequence cannot drive the terminal (also inside messages
-/// that quote the name).
+/// A file name as the terminal shows it: control and bidirectional formatting
+/// characters escaped (`\u{1b}`, `\u{202e}`), so a name holding an escape sequence
+/// cannot drive the terminal (also inside messages that quote the name).
 pub fn escape_controls(name: &str) -> std::borrow::Cow<'_, str> {
-    if !name.chars().any(char::is_control) {
+    use crate::syntax::lexer::is_invisible_control;
+    if !name.chars().any(is_invisible_control) {
         return name.into();
     }
     name.chars()
-        .map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() })
+        .map(
+            |c| {
+                if is_invisible_control(c) { c.escape_unicode().to_string() } else { c.to_string() }
+            },
+        )
         .collect::<String>()
         .into()
 }

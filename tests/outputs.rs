@@ -138,7 +138,8 @@ fn odd_file_names_are_reported_exactly_in_every_format() {
     let d = scratch("names");
     let body = "class A { void m() { assert 1 == 2; } }\n";
     let esc = "e\u{1b}[31mred.jv";
-    let names: Vec<&[u8]> = vec![esc.as_bytes(), b"a\\b.jv", b"n\\\xffx.jv"];
+    let bidi = "r\u{202e}txt.jv";
+    let names: Vec<&[u8]> = vec![esc.as_bytes(), b"a\\b.jv", b"n\\\xffx.jv", bidi.as_bytes()];
     for n in &names {
         std::fs::write(d.join(OsStr::from_bytes(n)), body).unwrap();
     }
@@ -166,6 +167,8 @@ fn odd_file_names_are_reported_exactly_in_every_format() {
         assert!(out.contains("a\\b.jv"), "{out}");
         // Not UTF-8: the bad byte as \xff, the backslash doubled.
         assert!(out.contains("n\\\\\\xffx.jv"), "{out}");
+        // A bidirectional override cannot reorder what follows it on the terminal.
+        assert!(!out.contains('\u{202e}') && out.contains("r\\u{202e}txt.jv"), "{out}");
         if have_fifo {
             assert!(out.contains("f\\u{1b}[2J.jv"), "{out}");
         }
@@ -222,5 +225,32 @@ fn odd_file_names_are_reported_exactly_in_every_format() {
     for want in ["e%1B%5B31mred.jv", "a%5Cb.jv", "n%5C%FFx.jv"] {
         assert!(uris.contains(&want), "{want} not in {uris:?}");
     }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The source lines under a diagnostic: control and bidirectional formatting characters
+/// replaced by visible ones of the same length, so spans still fit.
+#[test]
+fn source_lines_show_no_invisible_characters() {
+    use idf_verify::report::human::visible;
+    use idf_verify::syntax::lexer::is_invisible_control;
+    let text = "a\u{0}b\u{1b}[2J\u{9b}c\u{202e}d\u{2066}e\té\n";
+    let shown = visible(text);
+    assert_eq!(shown.len(), text.len());
+    assert_eq!(shown.chars().count(), text.chars().count());
+    assert!(
+        !shown.chars().any(|c| is_invisible_control(c) && !matches!(c, '\t' | '\n')),
+        "{shown:?}"
+    );
+    assert!(shown.contains("\té\n"));
+    // The same characters in a file: one parse error, its line shown harmlessly.
+    let d = scratch("invisible");
+    let f = d.join("i.jv");
+    std::fs::write(&f, "class A { \u{202e} }\n").unwrap();
+    let out =
+        Command::new(bin()).args(["--no-cache", "--color", "never"]).arg(&f).output().unwrap();
+    let out = String::from_utf8(out.stdout).unwrap();
+    assert!(!out.contains('\u{202e}'), "{out}");
+    assert!(out.contains("unexpected character '\\u{202e}'"), "{out}");
     let _ = std::fs::remove_dir_all(&d);
 }

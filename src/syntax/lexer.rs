@@ -223,6 +223,15 @@ impl fmt::Display for Tok<'_> {
 
 pub type Spanned<'a> = (usize, Tok<'a>, usize);
 
+/// A character that changes how a terminal shows the text around it without being
+/// shown itself: a control character (C0, DEL, C1: an escape sequence starts with one)
+/// or a bidirectional formatting character (which can make text read in another order
+/// than it is, "Trojan Source"). Messages and names show such characters escaped.
+pub fn is_invisible_control(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 /// Lex the whole text. On failure, the first lexical error of each line that has one
 /// (the front end keeps one input error per line): later bad characters on a line cost
 /// O(1) each, so a line of N of them is lexed in O(N).
@@ -394,8 +403,13 @@ impl<'a> Lexer<'a> {
                 self.pos += ch.len_utf8();
                 let end = self.pos;
                 self.report(start, || {
-                    let shown =
-                        if ch.is_control() { format!("{:?}", ch) } else { format!("`{ch}`") };
+                    let shown = if ch.is_control() {
+                        format!("{ch:?}")
+                    } else if is_invisible_control(ch) {
+                        format!("'{}'", ch.escape_unicode())
+                    } else {
+                        format!("`{ch}`")
+                    };
                     InputError::parse(
                         format!("unexpected character {shown}"),
                         Span::new(start, end),
@@ -453,6 +467,17 @@ mod tests {
                 Tok::Ident("c"),
             ]
         );
+    }
+
+    #[test]
+    fn invisible_characters_are_named_escaped() {
+        for (text, shown) in
+            [("\u{1b}", "'\\u{1b}'"), ("\u{202e}", "'\\u{202e}'"), ("\u{9b}", "'\\u{9b}'")]
+        {
+            let errs = lex(text).unwrap_err();
+            assert!(errs[0].message.ends_with(shown), "{}", errs[0].message);
+        }
+        assert!(lex("é").unwrap_err()[0].message.contains("`é`"));
     }
 
     #[test]
