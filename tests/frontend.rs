@@ -210,8 +210,7 @@ fn random_token_soup_never_panics() {
 
 /// Render a file's diagnostics without colour, as the CLI prints them.
 fn render(path: &str, text: &str, status: FileStatus) -> String {
-    let report =
-        FileReport { source: Source { path: path.into(), text: text.into() }, status, scope: None };
+    let report = FileReport { source: Source::new(path, text), status, scope: None };
     let mut out = NoColor::new(Vec::new());
     human::render_file(&mut out, &report, HumanOptions::default()).unwrap();
     String::from_utf8(out.into_inner()).unwrap()

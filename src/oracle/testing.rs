@@ -13,6 +13,7 @@ use crate::interp::inputs::random_inputs;
 use crate::interp::value::ObjKind;
 use crate::interp::{Inputs, Outcome, line_of, run_member};
 use crate::source::collect_files;
+use crate::source::escape_controls;
 use crate::source::front_end;
 use crate::source::load;
 use crate::source::select_members;
@@ -86,7 +87,13 @@ pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
                 sum.input_errors += 1;
                 for e in errors {
                     let line = e.span.map(|s| line_of(&source.text, s)).unwrap_or(0);
-                    let _ = writeln!(out, "{}:{line}: {}: {}", source.path, e.id, e.message);
+                    let _ = writeln!(
+                        out,
+                        "{}:{line}: {}: {}",
+                        escape_controls(&source.path),
+                        e.id,
+                        e.message
+                    );
                 }
                 continue;
             }
@@ -110,7 +117,7 @@ pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
                             let who = &program.classes[f.member.class].members[f.member.member];
                             let msg = format!(
                                 "{}:{}: {} ({}) in `{}.{}`: {}",
-                                source.path,
+                                escape_controls(&source.path),
                                 line_of(&source.text, f.span),
                                 f.id,
                                 f.reason,
