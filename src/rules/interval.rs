@@ -74,6 +74,157 @@ fn bounds_of(t: &Term, i: &Term, negated: bool, lo: &mut Vec<Bound>, hi: &mut Ve
     }
 }
 
+/// A condition that is exactly a conjunction of bounds on the index: `i >= l` for
+/// every `l` of `lows` and `i <= u` for every `u` of `ups`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Conj {
+    lows: Vec<Bound>,
+    ups: Vec<Bound>,
+}
+
+/// Does `t` mention the index?
+fn mentions(t: &Term, i: &Term) -> bool {
+    *t == *i || t.args().iter().any(|a| mentions(a, i))
+}
+
+impl Conj {
+    /// `c` as bounds on `i`, when every atom of the conjunction is one (else `None`:
+    /// the caller keeps the term).
+    pub fn of(c: &Term, i: &Term) -> Option<Conj> {
+        let mut atoms = vec![c];
+        let mut flat = vec![];
+        while let Some(t) = atoms.pop() {
+            match t.op() {
+                Op::And => atoms.extend(t.args().iter()),
+                Op::Bool(true) => {}
+                _ => flat.push(t),
+            }
+        }
+        let (mut lows, mut ups) = (vec![], vec![]);
+        for t in flat {
+            let (n_lo, n_up) = (lows.len(), ups.len());
+            let (atom, negated) = match t.op() {
+                Op::Not => (&t.args()[0], true),
+                _ => (t, false),
+            };
+            if !matches!(atom.op(), Op::Le | Op::Lt | Op::Eq) || (negated && *atom.op() == Op::Eq) {
+                return None;
+            }
+            let other = if atom.args()[0] == *i { &atom.args()[1] } else { &atom.args()[0] };
+            if mentions(other, i) {
+                return None;
+            }
+            bounds_of(atom, i, negated, &mut lows, &mut ups);
+            // Every atom must give a bound (an atom without the index gives none).
+            if lows.len() == n_lo && ups.len() == n_up {
+                return None;
+            }
+        }
+        Some(Conj { lows, ups }.tightened())
+    }
+
+    /// Keep the tightest bound per base (the largest lower, the smallest upper).
+    fn tightened(self) -> Conj {
+        fn keep(bs: Vec<Bound>, better: impl Fn(i128, i128) -> bool) -> Vec<Bound> {
+            let mut out: Vec<Bound> = vec![];
+            for (b, o) in bs {
+                match out.iter_mut().find(|(ob, _)| *ob == b) {
+                    Some(slot) if better(o, slot.1) => slot.1 = o,
+                    Some(_) => {}
+                    None => out.push((b, o)),
+                }
+            }
+            out
+        }
+        Conj { lows: keep(self.lows, |a, b| a > b), ups: keep(self.ups, |a, b| a < b) }
+    }
+
+    /// No index satisfies it (by syntax: a lower bound above an upper bound on the
+    /// same base).
+    pub fn is_empty(&self) -> bool {
+        self.lows.iter().any(|(lb, l)| self.ups.iter().any(|(ub, u)| lb == ub && l > u))
+    }
+
+    /// Both conditions.
+    pub fn and(&self, other: &Conj) -> Conj {
+        let mut lows = self.lows.clone();
+        lows.extend(other.lows.iter().cloned());
+        let mut ups = self.ups.clone();
+        ups.extend(other.ups.iter().cloned());
+        Conj { lows, ups }.tightened()
+    }
+
+    /// `self` without `other`, exactly, as disjoint conjunctions (the syntactically
+    /// empty ones left out): `x ∧ ¬b1`, `x ∧ b1 ∧ ¬b2`, ... over `other`'s bounds.
+    pub fn minus(&self, other: &Conj) -> Vec<Conj> {
+        let mut out = vec![];
+        let mut so_far = self.clone();
+        let bounds =
+            other.lows.iter().map(|b| (b, true)).chain(other.ups.iter().map(|b| (b, false)));
+        for ((base, off), is_low) in bounds {
+            // ¬(i >= l) is i <= l - 1; ¬(i <= u) is i >= u + 1.
+            let mut outside = so_far.clone();
+            let mut inside = so_far.clone();
+            if is_low {
+                outside.ups.push((base.clone(), off - 1));
+                inside.lows.push((base.clone(), *off));
+            } else {
+                outside.lows.push((base.clone(), off + 1));
+                inside.ups.push((base.clone(), *off));
+            }
+            let outside = outside.tightened();
+            if !outside.is_empty() {
+                out.push(outside);
+            }
+            so_far = inside.tightened();
+            if so_far.is_empty() {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The condition as a term over `i` (`l <= i`, `i < u + 1`).
+    pub fn term(&self, i: &Term) -> Term {
+        let at = |(b, o): &Bound| -> Option<Term> {
+            let o = i64::try_from(*o).ok()?;
+            Some(match b {
+                Some(b) => Term::add(b.clone(), Term::int(o)),
+                None => Term::int(o),
+            })
+        };
+        let mut parts = vec![];
+        for l in &self.lows {
+            parts.push(at(l).map_or(Term::ff(), |l| Term::le(l, i.clone())));
+        }
+        for (b, o) in &self.ups {
+            parts.push(at(&(b.clone(), o + 1)).map_or(Term::ff(), |u| Term::lt(i.clone(), u)));
+        }
+        Term::and_all(parts)
+    }
+}
+
+/// `a` without `b` as conditions over `i`: by bounds where both are conjunctions of
+/// bounds (several disjoint conditions, none when `a` lies inside `b`), else the term
+/// `a ∧ ¬b`.
+pub fn minus(a: &Term, b: &Term, i: &Term) -> Vec<Term> {
+    match (Conj::of(a, i), Conj::of(b, i)) {
+        (Some(x), Some(y)) => x.minus(&y).iter().map(|c| c.term(i)).collect(),
+        _ => vec![Term::and(a.clone(), Term::not(b.clone()))],
+    }
+}
+
+/// `a ∧ b` over `i`, with their bounds tightened where both are conjunctions of bounds.
+pub fn and(a: &Term, b: &Term, i: &Term) -> Term {
+    match (Conj::of(a, i), Conj::of(b, i)) {
+        (Some(x), Some(y)) => {
+            let z = x.and(&y);
+            if z.is_empty() { Term::ff() } else { z.term(i) }
+        }
+        _ => Term::and(a.clone(), b.clone()),
+    }
+}
+
 /// Is no value of `i` in the condition `c`, by its syntax alone?
 pub fn empty(c: &Term, i: &Term) -> bool {
     if c.is_false() {
@@ -105,6 +256,41 @@ mod tests {
         // Unknown relations between different terms are left to the solver.
         assert!(!empty(&Term::and(left, Term::le(hi.clone(), i.clone())), &i));
         assert!(!empty(&right, &i));
+    }
+
+    #[test]
+    fn differences_partition_exactly() {
+        use super::{and, minus};
+        let (i, n) = (v("i#"), v("n"));
+        let whole = Term::and(Term::le(Term::int(0), i.clone()), Term::lt(i.clone(), n.clone()));
+        let first = Term::and(Term::le(Term::int(0), i.clone()), Term::lt(i.clone(), Term::int(1)));
+        // [0, n) without [0, 1) is [1, n): one piece.
+        let rest = minus(&whole, &first, &i);
+        assert_eq!(rest.len(), 1, "{rest:?}");
+        let one_to_n = Term::and(Term::le(Term::int(1), i.clone()), Term::lt(i.clone(), n.clone()));
+        assert_eq!(rest[0], one_to_n);
+        // [1, n) without [0, 1): all of [1, n) (the first piece is empty: no index
+        // below 0 in [1, n); the second is [1, n) itself).
+        let again = minus(&one_to_n, &first, &i);
+        assert_eq!(again, vec![one_to_n.clone()]);
+        // [0, 1) and [1, n) meet nowhere.
+        assert!(and(&first, &one_to_n, &i).is_false());
+        // [0, n) without [2, 5): [0, 2) and [5, n), checked index by index for n = 8.
+        let mid = Term::and(Term::le(Term::int(2), i.clone()), Term::lt(i.clone(), Term::int(5)));
+        let pieces = minus(&whole, &mid, &i);
+        assert_eq!(pieces.len(), 2, "{pieces:?}");
+        for k in -2..10 {
+            let mut map = crate::state::term::TermMap::default();
+            map.insert(i.clone(), Term::int(k));
+            map.insert(n.clone(), Term::int(8));
+            let holds = |t: &Term| t.substitute(&map).as_bool().expect("closed");
+            let expected = (0..8).contains(&k) && !(2..5).contains(&k);
+            let count = pieces.iter().filter(|p| holds(p)).count();
+            assert_eq!(count, usize::from(expected), "index {k}");
+        }
+        // Not a conjunction of bounds: the term difference.
+        let odd = Term::eq(Term::int(0), Term::sub(i.clone(), i.clone()));
+        assert_eq!(minus(&whole, &odd, &i).len(), 1);
     }
 
     #[test]

@@ -316,44 +316,50 @@ impl<'p> Verifier<'p> {
             return self.fail(&s, a.span, "insufficient.permission", what);
         }
         // Take disjointly: chunk j gives where c holds and no earlier chunk covered.
+        // Conditions that are bounds on the index stay bounds (`[0, n)` without `[0, 1)`
+        // is `[1, n)`), so that later splits are decided by syntax.
         let i = Chunk::index();
         let mut h2 = h2;
-        let mut earlier = Term::ff();
-        let mut value_at = Term::default_of(Sort::of_elem(elem_of_sort(elem)));
+        let mut earlier: Vec<Term> = vec![];
         let mut pieces = vec![];
         for sl in &able {
             let ch = h2.get(sl).clone();
             let cov = ch.covers(&i);
-            let taken = Term::and_all(vec![c.clone(), cov.clone(), Term::not(earlier.clone())]);
-            earlier = Term::or(earlier, cov.clone());
-            pieces.push((taken.clone(), ch.value.clone()));
+            let taken = earlier
+                .iter()
+                .fold(vec![interval::and(&c, &cov, &i)], |acc, e| without(acc, e, &i));
+            earlier.push(cov.clone());
+            pieces.extend(taken.iter().map(|t| (t.clone(), ch.value.clone())));
+            h2.remove(sl);
             if self.read_mode {
                 // What the callee does not read stays (termination rule 2), when an
                 // index of it provably exists.
-                h2.remove(sl);
-                let rest = Term::and(cov.clone(), Term::not(c.clone()));
-                if self.termination.is_some() && self.nonempty(&rest) {
-                    let mut r = ch.clone();
-                    r.cond = Some(rest);
-                    h2.add(r);
+                if self.termination.is_some() {
+                    for rest in interval::minus(&cov, &c, &i) {
+                        if self.nonempty(&rest) {
+                            let mut r = ch.clone();
+                            r.cond = Some(rest);
+                            h2.add(r);
+                        }
+                    }
                 }
                 continue;
             }
-            h2.remove(sl);
-            let rest = Term::and(cov.clone(), Term::not(taken.clone()));
-            if !rest.is_false() {
+            let rest = taken.iter().fold(vec![cov.clone()], |acc, t| without(acc, t, &i));
+            for rest in rest {
                 let mut r = ch.clone();
                 r.cond = Some(rest);
                 h2.add(r);
             }
             let left = Term::sub(ch.perm.clone(), pi.clone());
             if left.as_rat() != Some(Rat::ZERO) {
-                let mut r = ch.clone().at(left);
-                r.cond = Some(taken);
-                h2.add(r);
+                for taken in taken {
+                    let mut r = ch.clone().at(left.clone());
+                    r.cond = Some(taken);
+                    h2.add(r);
+                }
             }
         }
-        let _ = &mut value_at;
         // The snapshot: a map equal to the values on `c`, the default elsewhere.
         let m = self.summary_map(&pieces, &c, elem);
         q(self, s, h2, Term::wrap(m))
@@ -392,20 +398,18 @@ impl<'p> Verifier<'p> {
             // The regions this chunk meets (an empty overlap leaves both alone).
             let mut meets = vec![];
             for (r, _) in &needs {
-                let ov = Term::and(r.clone(), cov.clone());
+                let ov = interval::and(r, &cov, &i);
                 meets.push(!self.empty(&ov)?);
             }
             if !meets.contains(&true) {
                 continue;
             }
-            let outside = Term::and(
-                cov.clone(),
-                Term::not(Term::or_all(needs.iter().map(|(r, _)| r.clone()).collect())),
-            );
-            let mut parts = vec![(outside, pk.clone())];
+            let outside = needs.iter().fold(vec![cov.clone()], |acc, (r, _)| without(acc, r, &i));
+            let mut parts: Vec<(Term, Term)> =
+                outside.into_iter().map(|o| (o, pk.clone())).collect();
             let mut next = vec![];
             for ((r, n), meet) in needs.into_iter().zip(meets) {
-                let ov = Term::and(r.clone(), cov.clone());
+                let ov = interval::and(&r, &cov, &i);
                 if !meet {
                     next.push((r, n));
                     continue;
@@ -422,9 +426,10 @@ impl<'p> Verifier<'p> {
                     ch.value.clone(),
                 ));
                 parts.push((ov.clone(), Term::sub(pk.clone(), t.clone())));
-                let rest = Term::and(r, Term::not(cov.clone()));
-                if !self.empty(&rest)? {
-                    next.push((rest, n.clone()));
+                for rest in without(vec![r], &cov, &i) {
+                    if !self.empty(&rest)? {
+                        next.push((rest, n.clone()));
+                    }
                 }
                 let left = Term::sub(n, t);
                 if left.as_rat() != Some(Rat::ZERO) {
@@ -627,6 +632,17 @@ impl<'p> Verifier<'p> {
             }
         }
     }
+}
+
+/// The conditions `cs` without `b` (over the index `i`), as bounds where they are
+/// bounds; past a few pieces, as one term (`c ∧ ¬b` per condition) to keep chunks few.
+fn without(cs: Vec<Term>, b: &Term, i: &Term) -> Vec<Term> {
+    const MAX_PIECES: usize = 8;
+    let split: Vec<Term> = cs.iter().flat_map(|c| interval::minus(c, b, i)).collect();
+    if split.len() <= MAX_PIECES {
+        return split;
+    }
+    cs.into_iter().map(|c| Term::and(c, Term::not(b.clone()))).filter(|c| !c.is_false()).collect()
 }
 
 /// One trigger group per map read that mentions the bound `x` (a read of a constant
