@@ -435,6 +435,14 @@ impl Decider {
         if t.is_true() && self.sat_at == Some(self.epoch) {
             return Sat::Sat;
         }
+        match self.unary_check(t) {
+            Some(true) => return Sat::Sat,
+            Some(false) => {
+                self.note_entailed(negation);
+                return Sat::Unsat;
+            }
+            None => {}
+        }
         if let Some(d) = self.deadline {
             let left = d.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -499,6 +507,39 @@ impl Decider {
             cs.push((*u)?);
         }
         Some(satisfiable(&cs))
+    }
+
+    /// Σ ∪ {t} decided by syntax when `t` compares one integer symbol with literals (a
+    /// conjunction of such comparisons, or the negation of one: a disjunction) and so
+    /// does every entry of the path condition that mentions the symbol, as for
+    /// `unary_feasible`. The conditions of quantified permissions over a fresh index
+    /// (`29 <= i && i < 30`) are such terms; with many quantifiers on the path, Z3 takes
+    /// its time to say so. `None` otherwise.
+    fn unary_check(&self, t: &Term) -> Option<bool> {
+        use crate::state::term::Op;
+        let (negated, atoms) = match t.op() {
+            Op::And => (false, t.args()),
+            Op::Not if *t.args()[0].op() == Op::And => (true, t.args()[0].args()),
+            _ => return self.unary_feasible(t),
+        };
+        let mut x: Option<Term> = None;
+        let mut said = Vec::with_capacity(atoms.len());
+        for a in atoms {
+            let (y, u) = unary(&if negated { Term::not(a.clone()) } else { a.clone() })?;
+            if *x.get_or_insert_with(|| y.clone()) != y {
+                return None;
+            }
+            said.push(u);
+        }
+        let x = x?;
+        let entries = self.var_entries.get(&x).map_or(&[][..], |v| v.as_slice());
+        let base: Vec<Unary> = entries.iter().copied().collect::<Option<_>>()?;
+        let with = |extra: &[Unary]| {
+            let mut cs = base.clone();
+            cs.extend_from_slice(extra);
+            satisfiable(&cs)
+        };
+        Some(if negated { said.iter().any(|u| with(std::slice::from_ref(u))) } else { with(&said) })
     }
 
     /// Values of `terms` in a model of Σ ∪ {t}, printed by Z3.
@@ -738,16 +779,44 @@ mod tests {
     }
 
     #[test]
+    fn bounds_on_one_symbol_are_decided_without_the_solver() {
+        let mut d = Decider::new(None);
+        let (i, k) = (Term::var("i", Sort::Int), Term::var("k", Sort::Int));
+        let range = |lo: i64, hi: i64| {
+            Term::and(Term::le(Term::int(lo), i.clone()), Term::lt(i.clone(), Term::int(hi)))
+        };
+        assert_eq!(d.check(&range(29, 30)), Sat::Sat);
+        assert_eq!(d.check(&range(3, 3)), Sat::Unsat);
+        d.assume(Term::le(Term::int(10), i.clone()));
+        assert_eq!(d.check(&range(0, 10)), Sat::Unsat);
+        assert_eq!(d.prove(&Term::not(range(0, 10))), Answer::Proved);
+        // The negation of a range is a disjunction: one side is enough.
+        assert_eq!(d.check(&Term::not(range(10, 12))), Sat::Sat);
+        d.assume(Term::lt(i.clone(), Term::int(12)));
+        assert_eq!(d.check(&Term::not(range(10, 12))), Sat::Unsat);
+        assert_eq!(d.counters.queries, 0);
+        // A path condition entry relating the symbol to another symbol: the solver.
+        d.assume(Term::lt(i.clone(), k.clone()));
+        assert_eq!(d.check(&range(10, 11)), Sat::Sat);
+        assert_eq!(d.counters.queries, 1);
+    }
+
+    #[test]
     fn a_satisfiable_path_condition_is_not_asked_again_until_it_changes() {
         let mut d = Decider::new(None);
-        let x = Term::var("x", Sort::Int);
-        d.assume(Term::lt(Term::int(0), x.clone()));
-        assert_eq!(d.prove(&Term::lt(Term::int(1), x.clone())), Answer::Refuted);
+        // Comparisons of two symbols (a symbol and a literal would be decided by syntax).
+        let (x, y) = (Term::var("x", Sort::Int), Term::var("y", Sort::Int));
+        d.assume(Term::lt(y.clone(), x.clone()));
+        assert_eq!(
+            d.prove(&Term::lt(Term::add(y.clone(), Term::int(1)), x.clone())),
+            Answer::Refuted
+        );
         let asked = d.counters.queries;
+        assert!(asked > 0);
         assert_eq!(d.check(&Term::tt()), Sat::Sat);
         assert_eq!(d.counters.queries, asked);
         // A new assumption makes it contradictory: asked again, and unsatisfiable.
-        d.assume(Term::lt(x, Term::int(0)));
+        d.assume(Term::lt(x, y));
         assert_eq!(d.check(&Term::tt()), Sat::Unsat);
         assert_eq!(d.counters.queries, asked + 1);
     }
