@@ -1,6 +1,6 @@
 // idf-verify in VS Code: starts `idf-verify lsp` for .jv files through
-// vscode-languageclient. Not built in CI; to try it: `npm install` in this folder,
-// then open the folder in VS Code and press F5 (or `code --extensionDevelopmentPath=.`).
+// vscode-languageclient. `.ci/run` packages it as a .vsix (into target/vsix/); to try it
+// from the sources: `npm ci` here, then open this folder in VS Code and press F5.
 const vscode = require("vscode");
 const { LanguageClient, TransportKind } = require("vscode-languageclient/node");
 
