@@ -57,6 +57,8 @@ enum Command {
     Lsp(LspArgs),
     /// Join the JSON documents of `--shard K/N` runs into the unsharded run's document.
     Merge(MergeArgs),
+    /// Show or empty the result cache (where it is, how many entries, how large).
+    Cache(CacheArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -131,11 +133,15 @@ struct VerifyArgs {
     /// branches end in.
     #[arg(long)]
     no_merge: bool,
-    /// The result cache's folder (default: $XDG_CACHE_HOME/idf-verify or
-    /// ~/.cache/idf-verify): a member whose text and dependencies are unchanged is not
-    /// verified again.
+    /// The result cache's folder (default: $IDF_VERIFY_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/idf-verify, else ~/.cache/idf-verify): a member whose text and
+    /// dependencies are unchanged is not verified again.
     #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
     cache: Option<PathBuf>,
+    /// The result cache's bound (bytes, or with K, M, G; 0: none; default:
+    /// $IDF_VERIFY_CACHE_LIMIT, else 256M): past it, least recently used entries go.
+    #[arg(long, value_name = "SIZE", value_parser = idf_verify::pipeline::cache::folder::parse_size)]
+    cache_limit: Option<u64>,
     /// Verify every member, reading and writing no cache.
     #[arg(long)]
     no_cache: bool,
@@ -148,6 +154,24 @@ struct VerifyArgs {
 /// The longest `--timeout` accepted (a week), and the most `--jobs`.
 const MAX_TIMEOUT: f64 = 7.0 * 24.0 * 3600.0;
 const MAX_JOBS: usize = 256;
+
+/// `idf-verify cache info|clear`.
+#[derive(clap::Args, Debug)]
+struct CacheArgs {
+    #[command(subcommand)]
+    action: CacheAction,
+    /// The cache's folder (default: as for verify).
+    #[arg(long, value_name = "DIR", global = true)]
+    cache: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum CacheAction {
+    /// Where the cache is, how many entries it holds, how large it is and may grow.
+    Info,
+    /// Remove every entry (the files the cache wrote; the folder itself stays).
+    Clear,
+}
 
 /// `idf-verify test PATHS`: run every member concretely on random input states.
 #[derive(clap::Args, Debug)]
@@ -381,7 +405,76 @@ fn real_main() -> i32 {
         Some(Command::Test(t)) => test_main(t),
         Some(Command::Lsp(_)) => idf_verify::lsp::main(),
         Some(Command::Merge(m)) => merge_main(m),
+        Some(Command::Cache(c)) => cache_main(c),
     }
+}
+
+/// The cache's bound: `--cache-limit`, else `$IDF_VERIFY_CACHE_LIMIT`, else the
+/// default; an unreadable variable is a usage error.
+fn cache_limit(flag: Option<u64>) -> Result<u64, String> {
+    use idf_verify::pipeline::cache::folder::{DEFAULT_LIMIT, LIMIT_VAR, parse_size};
+    match (flag, std::env::var(LIMIT_VAR)) {
+        (Some(n), _) => Ok(n),
+        (None, Ok(v)) if !v.is_empty() => parse_size(&v).map_err(|e| format!("{LIMIT_VAR}: {e}")),
+        _ => Ok(DEFAULT_LIMIT),
+    }
+}
+
+/// `idf-verify cache info|clear`: 0, or 2 on a bad `IDF_VERIFY_CACHE_LIMIT`, 3 when the
+/// answer cannot be written.
+fn cache_main(cli: CacheArgs) -> i32 {
+    use idf_verify::pipeline::cache::folder;
+    let limit = match cache_limit(None) {
+        Ok(l) => l,
+        Err(e) => {
+            idf_verify::say!("error: {e}");
+            return 2;
+        }
+    };
+    let Some(dir) = cli.cache.or_else(folder::default_dir) else {
+        let text = "no cache folder: none of $IDF_VERIFY_CACHE_DIR, $XDG_CACHE_HOME, $HOME is \
+                    set to an absolute path (pass --cache DIR)";
+        return output_status(writeln!(std::io::stdout().lock(), "{text}"), 0);
+    };
+    let text = match cli.action {
+        CacheAction::Info => {
+            let u = folder::usage(&dir);
+            let state = if dir.is_dir() {
+                ""
+            } else if folder::usable(&dir) {
+                " (not made yet)"
+            } else {
+                " (off: its parent folder does not exist, and is never made)"
+            };
+            let bound = if limit == 0 { "none".to_string() } else { folder::show_size(limit) };
+            format!(
+                "location: {}{state}\nentries:  {}{}\nbytes:    {}{}\nlimit:    {bound}",
+                dir.display(),
+                u.entries,
+                match u.files - u.entries {
+                    0 => String::new(),
+                    n => format!(" (and {n} files of other builds or unfinished writes)"),
+                },
+                u.bytes,
+                if u.bytes < 1024 {
+                    String::new()
+                } else {
+                    format!(" ({})", folder::show_size(u.bytes))
+                },
+            )
+        }
+        CacheAction::Clear => {
+            let r = folder::clear(&dir);
+            format!(
+                "removed {} entr{} ({}) from {}",
+                r.files,
+                if r.files == 1 { "y" } else { "ies" },
+                folder::show_size(r.bytes),
+                dir.display()
+            )
+        }
+    };
+    output_status(writeln!(std::io::stdout().lock(), "{text}"), 0)
 }
 
 /// A usage error or `--help`/`--version`: clap's text and status (2, or 0 for help),
@@ -422,7 +515,15 @@ fn verify_main(cli: VerifyArgs) -> i32 {
         cache: if cli.no_cache {
             None
         } else {
-            cli.cache.clone().or_else(idf_verify::pipeline::cache::store::default_dir)
+            let dir = cli.cache.clone().or_else(idf_verify::pipeline::cache::folder::default_dir);
+            match (dir, cache_limit(cli.cache_limit)) {
+                (None, _) => None,
+                (Some(dir), Ok(limit)) => Some(idf_verify::pipeline::CacheFolder { dir, limit }),
+                (Some(_), Err(e)) => {
+                    idf_verify::say!("error: {e}");
+                    return 2;
+                }
+            }
         },
         // `--expect` shards by file (`shard::Shard::by_file`).
         shard: cli.shard.map(|s| idf_verify::pipeline::shard::Shard { by_file: cli.expect, ..s }),
@@ -489,14 +590,23 @@ fn verify_main(cli: VerifyArgs) -> i32 {
                 .and_then(|()| human::render_summary(&mut out, &run))
                 .and_then(|()| human_totals(&mut out, &run, cli.slowest))
                 .and_then(|()| match (&opts.cache, stats) {
-                    (Some(dir), true) => writeln!(
+                    (Some(c), true) if run.cache.off => writeln!(
                         out,
-                        "cache: {} hit{}, {} verified, {} stored in {}",
+                        "cache: off ({} cannot be made: its parent folder does not exist)",
+                        c.dir.display()
+                    ),
+                    (Some(c), true) => writeln!(
+                        out,
+                        "cache: {} hit{}, {} verified, {} stored in {}{}",
                         run.cache.hits,
                         if run.cache.hits == 1 { "" } else { "s" },
                         run.cache.misses,
                         run.cache.stored,
-                        dir.display()
+                        c.dir.display(),
+                        match run.cache.evicted {
+                            0 => String::new(),
+                            n => format!(", {n} evicted (over its bound)"),
+                        }
                     ),
                     _ => Ok(()),
                 }),
