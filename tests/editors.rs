@@ -52,10 +52,10 @@ fn keywords() -> Vec<String> {
 fn grammar_words(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
-            if let Some(Value::String(p)) = m.get("match") {
-                if let Some(inner) = p.strip_prefix("\\b(").and_then(|p| p.strip_suffix(")\\b")) {
-                    out.extend(inner.split('|').map(str::to_string));
-                }
+            if let Some(Value::String(p)) = m.get("match")
+                && let Some(inner) = p.strip_prefix("\\b(").and_then(|p| p.strip_suffix(")\\b"))
+            {
+                out.extend(inner.split('|').map(str::to_string));
             }
             m.values().for_each(|x| grammar_words(x, out));
         }
