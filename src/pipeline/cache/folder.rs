@@ -40,7 +40,9 @@ pub fn default_dir() -> Option<PathBuf> {
 /// any folder above it (its parent is a folder). With `HOME=/nonexistent`, the default
 /// folder is not usable and the cache is off: the run creates nothing.
 pub fn usable(dir: &Path) -> bool {
-    dir.is_dir() || dir.parent().is_some_and(|p| !p.as_os_str().is_empty() && p.is_dir())
+    // A relative name's parent may be empty: the current folder.
+    let parent = dir.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
+    dir.is_dir() || parent.is_some_and(Path::is_dir)
 }
 
 /// A size such as `1048576`, `512K`, `256M` or `2G` (powers of 1024); `0`: no bound.
@@ -214,6 +216,15 @@ pub fn evict(dir: &Path, limit: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_is_usable_when_it_or_its_parent_exists() {
+        let tmp = std::env::temp_dir();
+        assert!(usable(&tmp));
+        assert!(usable(&tmp.join("idf-not-made-yet")));
+        assert!(!usable(&tmp.join("idf-not-made-yet").join("below")));
+        assert!(usable(Path::new("relative-cache")), "in the current folder");
+    }
 
     #[test]
     fn sizes_read_and_print() {
