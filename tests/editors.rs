@@ -1,8 +1,8 @@
 //! The editor set-ups in `editors/`: the VS Code extension's manifest and TextMate
 //! grammar (valid JSON, every file it names present, every keyword of the lexer
-//! highlighted), Neovim's syntax file (the highlight groups a headless Neovim gives a
-//! sample), and the `.vsix` that `vsce` packages (with `npm ci` leaving no untracked
-//! file). The checks that need a tool (nvim, vsce) are skipped with a loud note when it
+//! highlighted, dependencies locked), Neovim's syntax file (the highlight groups a
+//! headless Neovim gives a sample), and the `.vsix` that `vsce` packages (one bundled
+//! script that loads on its own; installing and packaging leave no untracked file). The checks that need a tool (nvim, vsce) are skipped with a loud note when it
 //! is missing, and fail instead under `CI=true` (`.ci/run` installs both).
 
 use serde_json::Value;
@@ -100,12 +100,14 @@ fn the_vscode_manifest_and_grammar_are_complete() {
         assert!(text.contains(scope), "{scope}");
     }
     // Locked dependencies, ignored installs and packages.
-    if manifest.get("dependencies").is_some_and(|d| d.as_object().is_some_and(|d| !d.is_empty())) {
-        let lock = read_json(&vscode().join("package-lock.json"));
-        assert_eq!(lock["packages"][""]["dependencies"], manifest["dependencies"]);
+    let lock = read_json(&vscode().join("package-lock.json"));
+    for deps in ["dependencies", "devDependencies"] {
+        assert_eq!(lock["packages"][""][deps], manifest[deps], "{deps} not locked");
     }
     let ignore = std::fs::read_to_string(vscode().join(".gitignore")).unwrap();
-    assert!(ignore.lines().any(|l| l == "node_modules/") && ignore.lines().any(|l| l == "*.vsix"));
+    for generated in ["node_modules/", "dist/", "*.vsix"] {
+        assert!(ignore.lines().any(|l| l == generated), "{generated} not ignored");
+    }
 }
 
 #[test]
@@ -165,6 +167,23 @@ fn neovim_highlights_jv_files() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// Node: load the bundle given with a stub of the `vscode` module.
+const LOADER: &str = r#"
+const Module = require("module");
+const load = Module._load;
+const stub = new Proxy(function () {}, {
+  get: (t, k) => (k === "__esModule" || typeof k === "symbol" ? undefined : stub),
+  apply: () => stub,
+  construct: () => stub,
+});
+Module._load = function (request, ...rest) {
+  return request === "vscode" ? stub : load.call(this, request, ...rest);
+};
+const ext = require(process.argv[2]);
+if (typeof ext.activate !== "function" || typeof ext.deactivate !== "function") process.exit(1);
+console.log("loaded");
+"#;
+
 #[test]
 fn the_vsix_packages() {
     let vsce = root().join(".ci/node_modules-dir/node_modules/.bin/vsce");
@@ -180,7 +199,7 @@ fn the_vsix_packages() {
     let vsix = d.join("idf-verify.vsix");
     let out = Command::new(&vsce)
         .current_dir(vscode())
-        .arg("package")
+        .args(["package", "--no-dependencies"])
         .arg("--out")
         .arg(&vsix)
         .output()
@@ -188,25 +207,33 @@ fn the_vsix_packages() {
     let log =
         format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "vsce package failed: {log}");
-    // No warning but vsce's advice to bundle (the extension ships its dependencies'
-    // files as they are, without a bundler).
-    let warnings: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains("WARNING") && !l.contains("you should bundle your extension"))
-        .collect();
+    let warnings: Vec<&str> = log.lines().filter(|l| l.contains("WARNING")).collect();
     assert!(warnings.is_empty(), "{log}");
     // A zip's names are plain text in its central directory.
     let bytes = std::fs::read(&vsix).unwrap();
     let has = |name: &str| bytes.windows(name.len()).any(|w| w == name.as_bytes());
     for name in [
         "extension/package.json",
-        "extension/extension.js",
+        "extension/dist/extension.js",
         "extension/syntaxes/jv.tmLanguage.json",
         "extension/language-configuration.json",
-        "extension/node_modules/vscode-languageclient/package.json",
     ] {
         assert!(has(name), "{name} is not in the .vsix");
     }
+    assert!(!has("extension/node_modules/"), "dependencies are bundled, not shipped");
+    // The bundle loads on its own (every dependency inside; `vscode` is the editor's,
+    // stubbed here) and exports the extension's entry points.
+    let alone = d.join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    std::fs::copy(vscode().join("dist/extension.js"), alone.join("extension.js")).unwrap();
+    let loader = d.join("load.js");
+    std::fs::write(&loader, LOADER).unwrap();
+    let out = Command::new("node").arg(&loader).arg(alone.join("extension.js")).output().unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "loaded",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // Installing and packaging left no file git would see.
     let git = Command::new("git")
         .current_dir(root())
