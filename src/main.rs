@@ -409,70 +409,21 @@ fn real_main() -> i32 {
     }
 }
 
-/// The cache's bound: `--cache-limit`, else `$IDF_VERIFY_CACHE_LIMIT`, else the
-/// default; an unreadable variable is a usage error.
-fn cache_limit(flag: Option<u64>) -> Result<u64, String> {
-    use idf_verify::pipeline::cache::folder::{DEFAULT_LIMIT, LIMIT_VAR, parse_size};
-    match (flag, std::env::var(LIMIT_VAR)) {
-        (Some(n), _) => Ok(n),
-        (None, Ok(v)) if !v.is_empty() => parse_size(&v).map_err(|e| format!("{LIMIT_VAR}: {e}")),
-        _ => Ok(DEFAULT_LIMIT),
-    }
-}
-
 /// `idf-verify cache info|clear`: 0, or 2 on a bad `IDF_VERIFY_CACHE_LIMIT`, 3 when the
 /// answer cannot be written.
 fn cache_main(cli: CacheArgs) -> i32 {
     use idf_verify::pipeline::cache::folder;
-    let limit = match cache_limit(None) {
+    let limit = match folder::limit(None) {
         Ok(l) => l,
         Err(e) => {
             idf_verify::say!("error: {e}");
             return 2;
         }
     };
-    let Some(dir) = cli.cache.or_else(folder::default_dir) else {
-        let text = "no cache folder: none of $IDF_VERIFY_CACHE_DIR, $XDG_CACHE_HOME, $HOME is \
-                    set to an absolute path (pass --cache DIR)";
-        return output_status(writeln!(std::io::stdout().lock(), "{text}"), 0);
-    };
-    let text = match cli.action {
-        CacheAction::Info => {
-            let u = folder::usage(&dir);
-            let state = if dir.is_dir() {
-                ""
-            } else if folder::usable(&dir) {
-                " (not made yet)"
-            } else {
-                " (off: its parent folder does not exist, and is never made)"
-            };
-            let bound = if limit == 0 { "none".to_string() } else { folder::show_size(limit) };
-            format!(
-                "location: {}{state}\nentries:  {}{}\nbytes:    {}{}\nlimit:    {bound}",
-                dir.display(),
-                u.entries,
-                match u.files - u.entries {
-                    0 => String::new(),
-                    n => format!(" (and {n} files of other builds or unfinished writes)"),
-                },
-                u.bytes,
-                if u.bytes < 1024 {
-                    String::new()
-                } else {
-                    format!(" ({})", folder::show_size(u.bytes))
-                },
-            )
-        }
-        CacheAction::Clear => {
-            let r = folder::clear(&dir);
-            format!(
-                "removed {} entr{} ({}) from {}",
-                r.files,
-                if r.files == 1 { "y" } else { "ies" },
-                folder::show_size(r.bytes),
-                dir.display()
-            )
-        }
+    let text = match (cli.cache.or_else(folder::default_dir), cli.action) {
+        (None, _) => report::cache::NO_FOLDER.to_string(),
+        (Some(dir), CacheAction::Info) => report::cache::info(&dir, folder::usage(&dir), limit),
+        (Some(dir), CacheAction::Clear) => report::cache::cleared(&dir, folder::clear(&dir)),
     };
     output_status(writeln!(std::io::stdout().lock(), "{text}"), 0)
 }
@@ -516,7 +467,7 @@ fn verify_main(cli: VerifyArgs) -> i32 {
             None
         } else {
             let dir = cli.cache.clone().or_else(idf_verify::pipeline::cache::folder::default_dir);
-            match (dir, cache_limit(cli.cache_limit)) {
+            match (dir, idf_verify::pipeline::cache::folder::limit(cli.cache_limit)) {
                 (None, _) => None,
                 (Some(dir), Ok(limit)) => Some(idf_verify::pipeline::CacheFolder { dir, limit }),
                 (Some(_), Err(e)) => {
@@ -590,24 +541,9 @@ fn verify_main(cli: VerifyArgs) -> i32 {
                 .and_then(|()| human::render_summary(&mut out, &run))
                 .and_then(|()| human_totals(&mut out, &run, cli.slowest))
                 .and_then(|()| match (&opts.cache, stats) {
-                    (Some(c), true) if run.cache.off => writeln!(
-                        out,
-                        "cache: off ({} cannot be made: its parent folder does not exist)",
-                        c.dir.display()
-                    ),
-                    (Some(c), true) => writeln!(
-                        out,
-                        "cache: {} hit{}, {} verified, {} stored in {}{}",
-                        run.cache.hits,
-                        if run.cache.hits == 1 { "" } else { "s" },
-                        run.cache.misses,
-                        run.cache.stored,
-                        c.dir.display(),
-                        match run.cache.evicted {
-                            0 => String::new(),
-                            n => format!(", {n} evicted (over its bound)"),
-                        }
-                    ),
+                    (Some(c), true) => {
+                        writeln!(out, "{}", report::cache::run_line(&c.dir, &run.cache))
+                    }
                     _ => Ok(()),
                 }),
         };

@@ -36,6 +36,16 @@ pub fn default_dir() -> Option<PathBuf> {
         .or_else(|| var("HOME").map(|h| h.join(".cache").join("idf-verify")))
 }
 
+/// The bound: `flag` (`--cache-limit`), else `$IDF_VERIFY_CACHE_LIMIT`, else
+/// [`DEFAULT_LIMIT`]; a variable that is not a size is an error.
+pub fn limit(flag: Option<u64>) -> Result<u64, String> {
+    match (flag, std::env::var(LIMIT_VAR)) {
+        (Some(n), _) => Ok(n),
+        (None, Ok(v)) if !v.is_empty() => parse_size(&v).map_err(|e| format!("{LIMIT_VAR}: {e}")),
+        _ => Ok(DEFAULT_LIMIT),
+    }
+}
+
 /// Whether a cache can live at `dir`: it is a folder, or it can be made without making
 /// any folder above it (its parent is a folder). With `HOME=/nonexistent`, the default
 /// folder is not usable and the cache is off: the run creates nothing.
