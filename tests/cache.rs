@@ -815,3 +815,14 @@ fn entries_that_are_not_small_files_are_misses() {
     assert!(members(&doc).iter().all(|(_, cached)| !cached), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The safety net under the tests' own `--no-cache` and temporary `--cache` folders:
+/// cargo gives every test process, and so every binary a test starts, a cache folder
+/// under `target/` (`.cargo/config.toml`), never the user's.
+#[test]
+fn tests_run_with_a_cache_folder_under_target() {
+    let dir = std::env::var_os("IDF_VERIFY_CACHE_DIR")
+        .expect("IDF_VERIFY_CACHE_DIR is not set: is .cargo/config.toml's [env] gone?");
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    assert!(Path::new(&dir).starts_with(&target), "{}", Path::new(&dir).display());
+}
