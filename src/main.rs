@@ -57,6 +57,8 @@ enum Command {
     Lsp(LspArgs),
     /// Join the JSON documents of `--shard K/N` runs into the unsharded run's document.
     Merge(MergeArgs),
+    /// Show or empty the result cache (where it is, how many entries, how large).
+    Cache(CacheArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -131,11 +133,15 @@ struct VerifyArgs {
     /// branches end in.
     #[arg(long)]
     no_merge: bool,
-    /// The result cache's folder (default: $XDG_CACHE_HOME/idf-verify or
-    /// ~/.cache/idf-verify): a member whose text and dependencies are unchanged is not
-    /// verified again.
+    /// The result cache's folder (default: $IDF_VERIFY_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/idf-verify, else ~/.cache/idf-verify): a member whose text and
+    /// dependencies are unchanged is not verified again.
     #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
     cache: Option<PathBuf>,
+    /// The result cache's bound (bytes, or with K, M, G; 0: none; default:
+    /// $IDF_VERIFY_CACHE_LIMIT, else 256M): past it, least recently used entries go.
+    #[arg(long, value_name = "SIZE", value_parser = idf_verify::pipeline::cache::folder::parse_size)]
+    cache_limit: Option<u64>,
     /// Verify every member, reading and writing no cache.
     #[arg(long)]
     no_cache: bool,
@@ -148,6 +154,24 @@ struct VerifyArgs {
 /// The longest `--timeout` accepted (a week), and the most `--jobs`.
 const MAX_TIMEOUT: f64 = 7.0 * 24.0 * 3600.0;
 const MAX_JOBS: usize = 256;
+
+/// `idf-verify cache info|clear`.
+#[derive(clap::Args, Debug)]
+struct CacheArgs {
+    #[command(subcommand)]
+    action: CacheAction,
+    /// The cache's folder (default: as for verify).
+    #[arg(long, value_name = "DIR", global = true)]
+    cache: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum CacheAction {
+    /// Where the cache is, how many entries it holds, how large it is and may grow.
+    Info,
+    /// Remove every entry (the files the cache wrote; the folder itself stays).
+    Clear,
+}
 
 /// `idf-verify test PATHS`: run every member concretely on random input states.
 #[derive(clap::Args, Debug)]
@@ -408,7 +432,27 @@ fn real_main() -> i32 {
         Some(Command::Test(t)) => test_main(t),
         Some(Command::Lsp(_)) => idf_verify::lsp::main(),
         Some(Command::Merge(m)) => merge_main(m),
+        Some(Command::Cache(c)) => cache_main(c),
     }
+}
+
+/// `idf-verify cache info|clear`: 0, or 2 on a bad `IDF_VERIFY_CACHE_LIMIT`, 3 when the
+/// answer cannot be written.
+fn cache_main(cli: CacheArgs) -> i32 {
+    use idf_verify::pipeline::cache::folder;
+    let limit = match folder::limit(None) {
+        Ok(l) => l,
+        Err(e) => {
+            idf_verify::say!("error: {e}");
+            return 2;
+        }
+    };
+    let text = match (cli.cache.or_else(folder::default_dir), cli.action) {
+        (None, _) => report::cache::NO_FOLDER.to_string(),
+        (Some(dir), CacheAction::Info) => report::cache::info(&dir, folder::usage(&dir), limit),
+        (Some(dir), CacheAction::Clear) => report::cache::cleared(&dir, folder::clear(&dir)),
+    };
+    output_status(writeln!(std::io::stdout().lock(), "{text}"), 0)
 }
 
 /// A usage error or `--help`/`--version`: clap's text and status (2, or 0 for help),
@@ -457,7 +501,15 @@ fn verify_main(cli: VerifyArgs) -> i32 {
         cache: if cli.no_cache {
             None
         } else {
-            cli.cache.clone().or_else(idf_verify::pipeline::cache::store::default_dir)
+            let dir = cli.cache.clone().or_else(idf_verify::pipeline::cache::folder::default_dir);
+            match (dir, idf_verify::pipeline::cache::folder::limit(cli.cache_limit)) {
+                (None, _) => None,
+                (Some(dir), Ok(limit)) => Some(idf_verify::pipeline::CacheFolder { dir, limit }),
+                (Some(_), Err(e)) => {
+                    idf_verify::say!("error: {e}");
+                    return 2;
+                }
+            }
         },
         // `--expect` shards by file (`shard::Shard::by_file`).
         shard: cli.shard.map(|s| idf_verify::pipeline::shard::Shard { by_file: cli.expect, ..s }),
@@ -526,15 +578,9 @@ fn verify_main(cli: VerifyArgs) -> i32 {
                 .and_then(|()| human::render_summary(&mut out, &run))
                 .and_then(|()| human_totals(&mut out, &run, cli.slowest))
                 .and_then(|()| match (&opts.cache, stats) {
-                    (Some(dir), true) => writeln!(
-                        out,
-                        "cache: {} hit{}, {} verified, {} stored in {}",
-                        run.cache.hits,
-                        if run.cache.hits == 1 { "" } else { "s" },
-                        run.cache.misses,
-                        run.cache.stored,
-                        quoted(dir)
-                    ),
+                    (Some(c), true) => {
+                        writeln!(out, "{}", report::cache::run_line(&c.dir, &run.cache))
+                    }
                     _ => Ok(()),
                 }),
         };

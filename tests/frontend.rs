@@ -337,7 +337,7 @@ mod cli {
         };
         let (code, out, _) = go(&["help"], &[]);
         assert_eq!(code, 0);
-        for sub in ["verify", "test", "lsp", "merge"] {
+        for sub in ["verify", "test", "lsp", "merge", "cache"] {
             assert!(out.contains(sub), "{out}");
             let (code, out, _) = go(&[sub, "--help"], &[]);
             assert_eq!(code, 0, "{sub} --help");

@@ -1,7 +1,8 @@
 //! `--format sarif` (issue 14, item 2): documents of a failing member, an input error and
 //! several files are valid against the official SARIF 2.1.0 schema (vendored in
 //! `tests/sarif/`, OASIS errata 01) and, when it is installed (`.ci/run` installs it;
-//! under `CI=true` it must be), against Microsoft's SARIF validator; one document is a
+//! under `CI=true` it must be), against Microsoft's SARIF validator under SARIF's rule set
+//! and under GitHub's (`--rule-kind "Gh;Sarif"`); one document is a
 //! snapshot; fingerprints survive a second run and moved lines; exit statuses are the
 //! other formats'.
 
@@ -19,9 +20,11 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Run the binary in the crate's folder (paths relative to it): (exit code, stdout).
+/// Run the binary in the crate's folder (paths relative to it), reading and writing no
+/// result cache: (exit code, stdout).
 fn run(args: &[&str]) -> (i32, String) {
-    let out = Command::new(bin()).current_dir(root()).args(args).output().unwrap();
+    let out =
+        Command::new(bin()).current_dir(root()).arg("--no-cache").args(args).output().unwrap();
     (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap())
 }
 
@@ -139,9 +142,12 @@ fn input_errors_and_several_files() {
     }
     let parse = &results(&doc)[0];
     assert_eq!(parse["locations"][0]["physicalLocation"]["region"]["startLine"], 4);
-    // A file that cannot be read has a location without a region.
+    // A file that cannot be read is placed at its start (code scanning wants a region).
     let io = &results(&doc)[4];
-    assert!(io["locations"][0]["physicalLocation"].get("region").is_none());
+    assert_eq!(
+        io["locations"][0]["physicalLocation"]["region"],
+        serde_json::json!({"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 1})
+    );
     assert_eq!(
         io["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
         "tests/sarif/missing.jv"
@@ -266,15 +272,58 @@ fn multitool() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("SARIF_MULTITOOL").filter(|p| !p.is_empty()) {
         return Some(PathBuf::from(p));
     }
-    let p = root().join(".ci/node_modules-dir/node_modules/.bin/sarif-multitool");
-    p.exists().then_some(p)
+    // The Linux binary itself, else the npm wrapper (which hands its arguments to a shell).
+    let modules = root().join(".ci/node_modules-dir/node_modules");
+    let native = modules.join("@microsoft/sarif-multitool-linux/Sarif.Multitool");
+    let wrapper = modules.join(".bin/sarif-multitool");
+    [native, wrapper].into_iter().find(|p| p.exists())
+}
+
+/// The rule sets every document is validated under: SARIF's own (the default), and
+/// GitHub's with SARIF's (what code scanning applies on upload).
+const RULE_KINDS: [Option<&str>; 2] = [None, Some("Gh;Sarif")];
+
+/// The validator's error results on `doc` under `rule_kind` (rule ids and where), and
+/// its console output.
+fn validation_errors(
+    tool: &Path,
+    dir: &Path,
+    name: &str,
+    doc: &Value,
+    rule_kind: Option<&str>,
+) -> (Vec<String>, String) {
+    let input = dir.join(format!("{name}.sarif"));
+    let output = dir.join(format!("{name}.validation.sarif"));
+    let _ = std::fs::remove_file(&output);
+    std::fs::write(&input, serde_json::to_string_pretty(doc).unwrap()).unwrap();
+    let mut cmd = Command::new(tool);
+    cmd.arg("validate").arg(&input).arg("-o").arg(&output);
+    if let Some(kind) = rule_kind {
+        let shell_wrapper = !tool.ends_with("Sarif.Multitool");
+        cmd.arg("--rule-kind").arg(if shell_wrapper { format!("'{kind}'") } else { kind.into() });
+    }
+    let out = cmd.output().unwrap();
+    let console = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "the validator failed: {console}");
+    // Its verdicts are a SARIF log: no result may be an error (warnings are advice).
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&output).unwrap()).unwrap();
+    let errors = log["runs"][0]["results"]
+        .as_array()
+        .map(|rs| {
+            rs.iter()
+                .filter(|r| r["level"] == "error")
+                .map(|r| format!("{} {}", r["ruleId"], r["message"]["arguments"]))
+                .collect()
+        })
+        .unwrap_or_default();
+    (errors, console)
 }
 
 #[test]
 fn microsofts_sarif_validator_finds_no_error() {
     let Some(tool) = multitool() else {
         skip::skipped(
-            "@microsoft/sarif-multitool is not installed (.ci/run installs it): only the schema checks ran",
+            "@microsoft/sarif-multitool is not installed (.ci/run installs it): the validation under SARIF's and GitHub's rule sets did not run; only the schema checks ran",
         );
         return;
     };
@@ -283,45 +332,30 @@ fn microsofts_sarif_validator_finds_no_error() {
     std::fs::create_dir_all(&d).unwrap();
     let cases: [&[&str]; 3] = [
         &["--trace", "tests/sarif/failing.jv"],
+        // An unreadable file has no position: its result still has a region.
         &["tests/sarif/bad.jv", "examples/cell.jv", "tests/sarif/missing.jv"],
         &["tests/sarif/failing.jv", "tests/sarif/bad.jv"],
     ];
     for (i, args) in cases.iter().enumerate() {
         let (_, doc) = sarif(args);
-        let input = d.join(format!("case{i}.sarif"));
-        let output = d.join(format!("case{i}.validation.sarif"));
-        std::fs::write(&input, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-        let out = Command::new(&tool)
-            .arg("validate")
-            .arg(&input)
-            .arg("-o")
-            .arg(&output)
-            .output()
-            .unwrap();
-        let console = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "the validator failed: {console}");
-        // Its verdicts are a SARIF log: no result may be an error (warnings are advice).
-        let log: Value = serde_json::from_str(&std::fs::read_to_string(&output).unwrap()).unwrap();
-        let errors: Vec<&Value> = log["runs"][0]["results"]
-            .as_array()
-            .map(|rs| rs.iter().filter(|r| r["level"] == "error").collect())
-            .unwrap_or_default();
-        assert!(errors.is_empty(), "case {i} {args:?}: {console}");
+        for kind in RULE_KINDS {
+            let (errors, console) = validation_errors(&tool, &d, &format!("case{i}"), &doc, kind);
+            assert!(errors.is_empty(), "case {i} {args:?} under {kind:?}: {errors:?}\n{console}");
+        }
     }
-    // And the validator is real: a line 0 is an error.
+    // And the validator is real: a line 0 is an error under both rule sets, and a
+    // notification descriptor without its help is one under GitHub's.
     let (_, mut doc) = sarif(&["tests/sarif/failing.jv"]);
     doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] =
         0.into();
-    let input = d.join("broken.sarif");
-    let output = d.join("broken.validation.sarif");
-    std::fs::write(&input, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-    let out =
-        Command::new(&tool).arg("validate").arg(&input).arg("-o").arg(&output).output().unwrap();
-    let log: Value = serde_json::from_str(&std::fs::read_to_string(&output).unwrap()).unwrap();
-    let errors = log["runs"][0]["results"]
-        .as_array()
-        .map_or(0, |rs| rs.iter().filter(|r| r["level"] == "error").count());
-    assert!(errors > 0, "{}", String::from_utf8_lossy(&out.stdout));
+    for kind in RULE_KINDS {
+        let (errors, console) = validation_errors(&tool, &d, "broken", &doc, kind);
+        assert!(!errors.is_empty(), "{kind:?}: {console}");
+    }
+    let (_, mut doc) = sarif(&["tests/sarif/failing.jv"]);
+    doc["runs"][0]["tool"]["driver"]["notifications"][0].as_object_mut().unwrap().remove("help");
+    let (errors, console) = validation_errors(&tool, &d, "no-help", &doc, Some("Gh;Sarif"));
+    assert!(errors.iter().any(|e| e.contains("GH2012")), "{errors:?}\n{console}");
     let _ = std::fs::remove_dir_all(&d);
 }
 

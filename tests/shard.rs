@@ -316,3 +316,31 @@ fn expect_mode_shards_by_file() {
     let (_, whole) = run(&["--no-cache", "--expect"], &ps);
     assert!(whole.contains(&format!("expect: {files} files")), "{files}: {whole}");
 }
+
+/// Shards read from a warm cache merge into the unsharded warm run's document: the
+/// members' `cached` marks kept, in the schema's key order.
+#[test]
+fn cached_shards_merge_with_their_marks() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = scratch("cached");
+    let cache = dir.join("cache");
+    let c = cache.to_str().unwrap();
+    let ps = vec![root.join("examples/cell.jv"), root.join("examples/account.jv")];
+    run(&["--cache", c], &ps);
+    let (_, whole) = run(&["--cache", c, "--format", "json"], &ps);
+    assert!(whole.contains("\"cached\": true"), "{whole}");
+    let mut docs = vec![];
+    for k in 1..=2 {
+        let (_, out) = run(&["--cache", c, "--format", "json", "--shard", &format!("{k}/2")], &ps);
+        let f = dir.join(format!("shard-{k}.json"));
+        std::fs::write(&f, out).unwrap();
+        docs.push(f);
+    }
+    let (code, merged, err) = merge(&docs);
+    assert_eq!(code, 0, "{err}");
+    let timeless = |t: &str| -> Vec<String> {
+        t.lines().filter(|l| !l.contains("\"time_ms\"")).map(str::to_string).collect()
+    };
+    assert_eq!(timeless(&merged), timeless(&whole));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,6 +1,7 @@
 // idf-verify in VS Code: starts `idf-verify lsp` for .jv files through
-// vscode-languageclient. Not built in CI; to try it: `npm install` in this folder,
-// then open the folder in VS Code and press F5 (or `code --extensionDevelopmentPath=.`).
+// vscode-languageclient. The extension runs dist/extension.js, this file bundled with
+// its dependencies (`npm ci && npm run bundle`); `.ci/run` packages it as a .vsix (into
+// target/vsix/). To try it from the sources: bundle, open this folder in VS Code, F5.
 const vscode = require("vscode");
 const { LanguageClient, TransportKind } = require("vscode-languageclient/node");
 

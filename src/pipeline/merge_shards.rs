@@ -281,6 +281,7 @@ const ORDER: &[&str] = &[
     "total_ms",
     "input_errors",
     "time_ms",
+    "cached",
     "errors",
     "warnings",
     "stats",

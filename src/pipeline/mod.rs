@@ -39,8 +39,8 @@ pub struct Options {
     /// This run's own stop flag (the language server cancels a run when a newer edit
     /// arrives): once set, it acts on this run as Ctrl-C ([`INTERRUPTED`]) does on all.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-    /// The result cache's folder (`crate::cache`); `None`: verify every member.
-    pub cache: Option<PathBuf>,
+    /// The result cache (`cache`); `None`: verify every member.
+    pub cache: Option<CacheFolder>,
     /// `--shard K/N`: verify only this shard's members (`crate::shard`).
     pub shard: Option<shard::Shard>,
 }
@@ -133,10 +133,23 @@ pub enum Event<'a> {
 /// for stopping one).
 pub static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// Where the result cache lives and how large it may grow.
+#[derive(Clone, Debug)]
+pub struct CacheFolder {
+    pub dir: PathBuf,
+    /// Its bound in bytes (0: none): past it, least recently used entries are evicted.
+    pub limit: u64,
+}
+
 /// What the cache did in a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CacheStats {
     pub hits: usize,
     pub misses: usize,
     pub stored: usize,
+    /// Entries evicted to keep the folder within its bound.
+    pub evicted: usize,
+    /// The folder could not be made without making a folder above it (a missing
+    /// `$HOME`): the cache was off.
+    pub off: bool,
 }

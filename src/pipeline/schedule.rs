@@ -130,6 +130,7 @@ fn abandoned(it: &Item, elapsed: Duration, run_deadline: bool) -> MemberOutcome 
         warnings: vec![],
         time_ms: if run_deadline { 0.0 } else { elapsed.as_secs_f64() * 1000.0 },
         stats: None,
+        cached: false,
     })
 }
 

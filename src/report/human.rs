@@ -188,7 +188,9 @@ fn member_line<W: WriteColor>(w: &mut W, r: &MemberResult) -> io::Result<()> {
     w.set_color(ColorSpec::new().set_fg(Some(color)).set_bold(true))?;
     write!(w, "{mark}")?;
     w.reset()?;
-    writeln!(w, " {} {word} ({:.1} ms)", r.name, r.time_ms)
+    // A result read from the result cache says so, with this run's time (reading it).
+    let cached = if r.cached { "cached, " } else { "" };
+    writeln!(w, " {} {word} ({cached}{:.1} ms)", r.name, r.time_ms)
 }
 
 fn stats_line<W: WriteColor>(w: &mut W, s: &Stats) -> io::Result<()> {

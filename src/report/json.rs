@@ -55,6 +55,10 @@ pub struct MemberJson<'a> {
     /// `verified`, `failed`, `timeout` (or `internal-error`).
     pub status: &'static str,
     pub time_ms: f64,
+    /// Read from the result cache (`time_ms` is then the time it took to read it);
+    /// absent when verified in this run.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
     pub errors: Vec<ErrorJson<'a>>,
     /// `vacuous` warnings (`--smoke`); absent when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -161,6 +165,7 @@ fn member<'a>(r: &'a MemberResult, lines: &Lines<'_>) -> MemberJson<'a> {
         kind: kind_name(r.kind),
         status,
         time_ms: ms(r.time_ms),
+        cached: r.cached,
         errors: r.errors.iter().map(|e| error(e, lines)).collect(),
         warnings: r.warnings.iter().map(|e| error(e, lines)).collect(),
         stats: r.stats.as_ref(),
@@ -192,6 +197,7 @@ fn internal<'a>(
         kind: kind_name(kind),
         status: "internal-error",
         time_ms: 0.0,
+        cached: false,
         errors: vec![e],
         warnings: vec![],
         stats: None,

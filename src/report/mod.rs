@@ -4,6 +4,7 @@
 //! Architecture invariant: reporting never decides verdicts; it renders what the pipeline
 //! and verifier produced and derives exit codes from it (LANGUAGE.md section 9).
 
+pub mod cache;
 pub mod expect;
 pub mod human;
 pub mod json;

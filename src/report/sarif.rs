@@ -421,11 +421,18 @@ impl FileCtx<'_> {
     }
 
     fn input_result(&mut self, e: &crate::syntax::InputError) -> Value {
+        let mut loc = self.location(e.span);
+        if e.span.is_none() {
+            // A file that could not be read has no position: its start stands for the
+            // whole file (code scanning places every result at a region).
+            loc["physicalLocation"]["region"] =
+                json!({"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 1});
+        }
         let mut res = json!({
             "ruleId": e.id,
             "level": "error",
             "message": {"text": e.message},
-            "locations": [self.location(e.span)],
+            "locations": [loc],
             "partialFingerprints": self.fingerprint(e.id, "", "", e.span),
         });
         if let Some(i) = rule_index(e.id) {
@@ -527,12 +534,18 @@ pub fn document(run: &Run, opts: &SarifOptions) -> Value {
             "version": env!("CARGO_PKG_VERSION"),
             "semanticVersion": env!("CARGO_PKG_VERSION"),
             "rules": rules,
+            // Every descriptor with a full description and help (GitHub's rule set asks
+            // for both, as for rules).
             "notifications": [
                 {"id": "internal.error",
                  "shortDescription": {"text": "The verifier itself failed."},
+                 "fullDescription": {"text": "The verifier failed on a member or a file (a bug of idf-verify, never a verdict): that member or file has no result."},
+                 "help": {"text": "Report it with the file that caused it; the rest of the run's results stand."},
                  "defaultConfiguration": {"level": "error"}},
                 {"id": "interrupted",
                  "shortDescription": {"text": "The run was interrupted (Ctrl-C)."},
+                 "fullDescription": {"text": "The run was stopped by Ctrl-C, SIGTERM or SIGHUP: the members that had not finished are not reported."},
+                 "help": {"text": "Run again to completion for every member's result."},
                  "defaultConfiguration": {"level": "warning"}},
             ],
         }},

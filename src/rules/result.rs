@@ -194,6 +194,10 @@ pub struct MemberResult {
     pub errors: Vec<VerificationError>,
     /// Warnings (`vacuous`, from `--smoke`); they do not change the verdict.
     pub warnings: Vec<VerificationError>,
+    /// This run's time for the member (for a result read from the cache, the time it
+    /// took to read it).
     pub time_ms: f64,
     pub stats: Option<Stats>,
+    /// Read from the result cache (`crate::pipeline::cache`), not verified in this run.
+    pub cached: bool,
 }

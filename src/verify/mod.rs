@@ -181,7 +181,17 @@ pub fn verify_member_with(
     let mut warnings =
         if config.smoke && status == Status::Verified { smoke(&v, m, &name) } else { vec![] };
     warnings.extend(no_trigger(m));
-    Ok(MemberResult { member, name, kind: m.kind, status, errors, warnings, time_ms, stats })
+    Ok(MemberResult {
+        member,
+        name,
+        kind: m.kind,
+        status,
+        errors,
+        warnings,
+        time_ms,
+        stats,
+        cached: false,
+    })
 }
 
 /// LANGUAGE.md section 13, step 6: a value quantifier of the member for which no

@@ -257,8 +257,17 @@ fn mentions_skolem(r: &MemberResult) -> bool {
 impl Entry {
     /// The entry of a result, if it is a real verdict that can be stored.
     pub fn of(r: &MemberResult, key: &str, anchors: &[Span]) -> Option<Entry> {
-        let MemberResult { member: _, name: _, kind: _, status, errors, warnings, time_ms, stats } =
-            r;
+        let MemberResult {
+            member: _,
+            name: _,
+            kind: _,
+            status,
+            errors,
+            warnings,
+            time_ms,
+            stats,
+            cached: _,
+        } = r;
         let status = match status {
             Status::Verified => "verified",
             Status::Failed => "failed",
@@ -345,7 +354,8 @@ impl Entry {
             status,
             errors,
             warnings: self.warnings.iter().map(|e| error(e, &a)).collect::<Option<_>>()?,
-            time_ms: self.time_ms,
+            // This run's time is the reader's to set (the verifying run's is in `stats`).
+            time_ms: 0.0,
             stats: self.stats.as_ref().map(|s| Stats {
                 paths: s.paths,
                 queries: s.queries,
@@ -367,8 +377,9 @@ impl Entry {
                 z3_ms: s.z3_ms,
                 total_ms: s.total_ms,
                 exec_depth_max: 0,
-                cached: false,
+                cached: true,
             }),
+            cached: true,
         })
     }
 }

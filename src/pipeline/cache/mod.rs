@@ -1,9 +1,10 @@
-//! The result cache (`--cache DIR`, `--no-cache`; issue 13, item 4): never verify a
-//! member twice. Before the scheduler runs, each member's key ([`key`]: a hash of its
-//! text and of everything its verification reads, the configuration and the tool's
-//! build) is looked up in the folder ([`store`]); a hit is reported as if verified
-//! now, byte for byte (its recorded time included), and only the misses are
-//! verified. Every real verdict of a miss is then stored ([`entry`]).
+//! The result cache (`--cache DIR`, `--no-cache`): never verify a member twice. Before
+//! the scheduler runs, each member's key ([`key`]: a hash of its text and of everything
+//! its verification reads, the configuration and the tool's build) is looked up in the
+//! folder ([`store`]); a hit is reported as the verified result was (its errors,
+//! notes, traces, models), marked `cached` with this run's time (the time to read it),
+//! and only the misses are verified. Every real verdict of a miss is then stored
+//! ([`entry`]), and the folder is kept within its bound ([`folder`]).
 //!
 //! Architecture invariant: part of the pipeline, above `verify`; it wraps
 //! `schedule::run_members` with the same contract (outcomes handed back in the items'
@@ -12,6 +13,7 @@
 //! written.
 
 pub mod entry;
+pub mod folder;
 pub mod key;
 pub mod store;
 
@@ -29,11 +31,15 @@ pub fn run_members(
     start: Instant,
     done: &mut dyn FnMut(usize, MemberOutcome),
 ) -> (bool, CacheStats) {
-    let Some(dir) = &opts.cache else {
+    let Some(cache) = opts.cache.as_ref() else {
         let interrupted = crate::pipeline::schedule::run_members(items, threads, opts, start, done);
         return (interrupted, CacheStats::default());
     };
-    let store = store::Store::new(dir);
+    if !folder::usable(&cache.dir) {
+        let interrupted = crate::pipeline::schedule::run_members(items, threads, opts, start, done);
+        return (interrupted, CacheStats { off: true, ..CacheStats::default() });
+    }
+    let store = store::Store::new(&cache.dir);
     let stats_wanted = opts.config.stats;
     // Keys, per program (one plan per program, shared by its members).
     let mut plans: HashMap<u64, key::Plan<'_>> = HashMap::new();
@@ -52,16 +58,13 @@ pub fn run_members(
         .zip(&keyed)
         .map(|(it, k)| {
             let kind = it.program.classes[it.member.class].members[it.member.member].kind;
+            let read = Instant::now();
             let mut r =
                 store.load(&k.key)?.result(&k.key, &k.anchors, it.member, &it.name, kind)?;
-            r.stats = if stats_wanted {
-                r.stats.map(|mut s| {
-                    s.cached = true;
-                    s
-                })
-            } else {
-                None
-            };
+            r.time_ms = read.elapsed().as_secs_f64() * 1000.0;
+            if !stats_wanted {
+                r.stats = None;
+            }
             Some(MemberOutcome::Done(r))
         })
         .collect();
@@ -97,6 +100,9 @@ pub fn run_members(
             out.slots[i] = Some(o);
             out.flush(done);
         });
+    if stats.stored > 0 {
+        stats.evicted = folder::evict(&cache.dir, cache.limit);
+    }
     if interrupted {
         // What finished is reported in order (the scheduler skipped what did not).
         for (i, s) in out.slots.iter_mut().enumerate().skip(out.next) {

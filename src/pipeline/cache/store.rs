@@ -1,5 +1,7 @@
-//! The cache folder: one file per entry, `DIR/v2/<key[..2]>/<key>.json`: a first line
-//! holding the SHA3-256 digest of the key and the JSON that follows, then the JSON.
+//! Entries in the cache folder: one file per entry, `DIR/v2/<key[..2]>/<key>.json`: a
+//! first line holding the SHA3-256 digest of the key and the JSON that follows, then the
+//! JSON. `DIR` is made when the first entry is stored if its parent folder exists;
+//! nothing above it is ever made.
 //!
 //! Writes are atomic (a temporary file in the same folder, renamed over the entry), so
 //! concurrent runs and crashes leave either no entry or a whole one. Anything that goes
@@ -18,22 +20,19 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The default folder: `$XDG_CACHE_HOME/idf-verify`, else `~/.cache/idf-verify`.
-pub fn default_dir() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
-    let base = xdg.filter(|p| p.is_absolute()).or_else(|| {
-        std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".cache"))
-    })?;
-    Some(base.join("idf-verify"))
-}
+/// The folder of this entry layout's entries, under the cache folder.
+pub const VERSION_DIR: &str = "v2";
 
 pub struct Store {
+    /// The cache folder: made if missing, never any folder above it.
+    root: PathBuf,
+    /// `root/VERSION_DIR`.
     dir: PathBuf,
 }
 
 impl Store {
     pub fn new(dir: &Path) -> Store {
-        Store { dir: dir.join("v2") }
+        Store { root: dir.to_path_buf(), dir: dir.join(VERSION_DIR) }
     }
 
     /// Keys are lowercase hex (from `key.rs`); anything else is never a path here.
@@ -42,15 +41,37 @@ impl Store {
         hex.then(|| self.dir.join(&key[..2]).join(format!("{key}.json")))
     }
 
-    /// The entry stored under `key`, if a whole, unaltered one is there.
+    /// The entry stored under `key`, if a whole, unaltered one is there. A hit marks
+    /// the entry as used now (its modification time, at most once a minute), which
+    /// is what eviction (`folder::evict`) goes by.
     pub fn load(&self, key: &str) -> Option<Entry> {
-        let bytes = read_bounded(&self.path(key)?)?;
+        let (file, bytes) = read_bounded(&self.path(key)?)?;
         let text = std::str::from_utf8(&bytes).ok()?;
         let (digest, json) = text.split_once('\n')?;
         if digest != seal(key, json.as_bytes()) {
             return None;
         }
-        serde_json::from_str(json).ok()
+        let entry = serde_json::from_str(json).ok()?;
+        let now = std::time::SystemTime::now();
+        let fresh = file.metadata().and_then(|m| m.modified()).is_ok_and(|t| {
+            now.duration_since(t).is_ok_and(|d| d < std::time::Duration::from_secs(60))
+        });
+        if !fresh {
+            // Best effort: a read-only cache still serves its entries.
+            let _ = file.set_modified(now);
+        }
+        Some(entry)
+    }
+
+    /// Make the folders an entry goes in: the cache folder itself if missing (its
+    /// parent must exist: nothing above it is ever made), then those below it.
+    fn make_dirs(&self, sub: &Path) -> bool {
+        [self.root.as_path(), self.dir.as_path(), sub].into_iter().all(
+            |d| match std::fs::create_dir(d) {
+                Ok(()) => true,
+                Err(e) => e.kind() == std::io::ErrorKind::AlreadyExists && d.is_dir(),
+            },
+        )
     }
 
     /// Store `entry` under `key`; false if it could not be written.
@@ -65,7 +86,7 @@ impl Store {
         let mut text = seal(key, &json).into_bytes();
         text.push(b'\n');
         text.extend_from_slice(&json);
-        if std::fs::create_dir_all(dir).is_err() {
+        if !self.make_dirs(dir) {
             return false;
         }
         let tmp = dir.join(format!(
@@ -97,7 +118,7 @@ fn seal(key: &str, json: &[u8]) -> String {
 /// without blocking (a FIFO put there would otherwise wait for a writer), checked on
 /// the open handle (no swap between the check and the read), and read no further than
 /// the bound.
-fn read_bounded(path: &Path) -> Option<Vec<u8>> {
+fn read_bounded(path: &Path) -> Option<(std::fs::File, Vec<u8>)> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -111,8 +132,8 @@ fn read_bounded(path: &Path) -> Option<Vec<u8>> {
         return None;
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_ENTRY as u64 + 1).read_to_end(&mut bytes).ok()?;
-    (bytes.len() <= MAX_ENTRY).then_some(bytes)
+    (&file).take(MAX_ENTRY as u64 + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() <= MAX_ENTRY).then_some((file, bytes))
 }
 
 #[cfg(test)]

@@ -1,0 +1,2 @@
+" .jv files are idf-verify programs.
+autocmd BufRead,BufNewFile *.jv setfiletype jv
