@@ -135,7 +135,7 @@ impl Doc {
 type Failure = (i32, String);
 
 struct Server {
-    out: Sender<Value>,
+    out: Sender<String>,
     events: Sender<Input>,
     docs: HashMap<Uri, Doc>,
     settings: Settings,
@@ -150,7 +150,7 @@ struct Server {
 pub fn serve(
     rx: Receiver<Input>,
     events: Sender<Input>,
-    out: Sender<Value>,
+    out: Sender<String>,
     settings: Settings,
 ) -> i32 {
     let mut s = Server {
@@ -193,7 +193,7 @@ pub fn serve(
 
 impl Server {
     fn send(&self, m: Message) {
-        let _ = self.out.send(transport::to_value(&m));
+        let _ = self.out.send(transport::to_text(&m));
     }
 
     fn notify(&self, method: &str, params: impl serde::Serialize) {
@@ -208,9 +208,10 @@ impl Server {
     fn frame(&mut self, f: Incoming) -> Option<i32> {
         match f {
             Incoming::Invalid { id, code, message } => {
-                let _ = self.out.send(transport::error_response(id, code, &message));
+                let _ = self.out.send(transport::error_response(id.as_ref(), code, &message));
                 None
             }
+            Incoming::Ignored => None,
             Incoming::Message(Message::Request(req)) => {
                 let id = req.id.clone();
                 let method = req.method.clone();
