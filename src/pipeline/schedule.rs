@@ -1,16 +1,21 @@
 //! Running members on worker threads: a queue of members, `--jobs` workers with large
 //! stacks, results handed back in the queue's order as soon as every earlier member
-//! is done. A member that outlives its `--timeout` by a margin (a solver query that
-//! ignores its timeout) is abandoned: reported as `verification.timeout`, its worker
+//! is done. Each member runs with its own [`Interrupt`]: past its budget (`--timeout`,
+//! or the backstop without one) the scheduler interrupts its solver work, again at
+//! every poll, and the member ends as a timeout on its own thread. A member that
+//! outlives its budget by a margin even so (a solver query that checks neither its
+//! limits nor interrupts) is abandoned: reported as `verification.timeout`, its worker
 //! left behind and replaced, so every run ends. After Ctrl-C
-//! (`crate::pipeline::INTERRUPTED`), or once the run's own `Options::cancel` flag is set, no
-//! member starts, members in flight are abandoned unreported, and the caller is told
-//! the run was interrupted. Past the run's
-//! `--deadline`, nothing starts and every member not finished is a timeout.
+//! (`crate::pipeline::INTERRUPTED`), or once the run's own `Options::cancel` flag is
+//! set, no member starts, the members in flight are interrupted and left unreported
+//! (their workers end as soon as Z3 returns), and the caller is told the run was
+//! interrupted. Past the run's `--deadline`, nothing starts and every member not
+//! finished is a timeout.
 //!
 //! Architecture invariant: this module owns threads and time; it never looks inside
 //! a member's verification (that is `crate::pipeline::schedule::verify_one`).
 
+use crate::decider::Interrupt;
 use crate::guard::STACK_SIZE;
 use crate::guard::catch_panic;
 use crate::pipeline::MemberOutcome;
@@ -50,8 +55,45 @@ fn grace(timeout: f64) -> Duration {
 
 struct Shared {
     queue: Mutex<VecDeque<usize>>,
-    /// The members in flight, with when they started.
-    running: Mutex<std::collections::HashMap<usize, Instant>>,
+    /// The members in flight, with when they started and how to stop them.
+    running: Mutex<std::collections::HashMap<usize, (Instant, Interrupt)>>,
+}
+
+impl Shared {
+    /// Interrupt every member in flight (the run stops), and keep at it for a while.
+    fn interrupt_all(&self) {
+        let members: Vec<Interrupt> = self
+            .running
+            .lock()
+            .map(|r| r.values().map(|(_, i)| i.clone()).collect())
+            .unwrap_or_default();
+        keep_interrupting(members);
+    }
+}
+
+/// How long stopped members are interrupted again: an interrupt that arrives while
+/// no query is under way is lost (`Interrupt`), and a member that has not ended by
+/// then is one whose query ignores interrupts.
+const REINTERRUPT_FOR: Duration = Duration::from_secs(2);
+
+/// Interrupt `members` now and, on a small thread of its own, every 20 ms until each
+/// has ended or `REINTERRUPT_FOR` has passed.
+fn keep_interrupting(members: Vec<Interrupt>) {
+    for m in &members {
+        m.interrupt();
+    }
+    if members.iter().all(Interrupt::finished) {
+        return;
+    }
+    let _ = std::thread::Builder::new().stack_size(64 << 10).spawn(move || {
+        let until = Instant::now() + REINTERRUPT_FOR;
+        while Instant::now() < until && !members.iter().all(Interrupt::finished) {
+            std::thread::sleep(Duration::from_millis(20));
+            for m in &members {
+                m.interrupt();
+            }
+        }
+    });
 }
 
 fn spawn_worker(
@@ -72,11 +114,17 @@ fn spawn_worker(
                 }
                 let next = shared.queue.lock().ok().and_then(|mut q| q.pop_front());
                 let Some(wi) = next else { return };
+                let interrupt = Interrupt::default();
                 if let Ok(mut r) = shared.running.lock() {
-                    r.insert(wi, Instant::now());
+                    r.insert(wi, (Instant::now(), interrupt.clone()));
                 }
                 let it = &items[wi];
-                let outcome = verify_and_replay(it, &config);
+                let member_config = Config { interrupt: Some(interrupt.clone()), ..config.clone() };
+                let outcome = verify_and_replay(it, &member_config);
+                if interrupt.requested() && stopped(&cancel) {
+                    // Cut short because the run stopped: no verdict, not reported.
+                    return;
+                }
                 if tx.send((wi, outcome)).is_err() {
                     return;
                 }
@@ -176,13 +224,16 @@ pub fn run_members(
     // Without --timeout, a member is still abandoned past the backstop: every run
     // ends, and no solver query pays for a timer (Z3 starts one per timed query).
     let limit = config.timeout.unwrap_or(crate::verify::DEFAULT_TIMEOUT);
-    let budget = Duration::from_secs_f64(limit) + grace(limit);
+    let over = Duration::from_secs_f64(limit);
+    let budget = over + grace(limit);
     let mut results: Vec<Option<MemberOutcome>> = (0..n).map(|_| None).collect();
     let mut next = 0;
     let mut last_check = Instant::now();
     while next < n {
         if opts.stopped() {
-            // Report what finished (in order, skipping what did not), then stop.
+            // Stop the members in flight; report what finished (in order, skipping
+            // what did not), then stop.
+            shared.interrupt_all();
             while let Ok((wi, outcome)) = rx.try_recv() {
                 if results[wi].is_none() && wi >= next {
                     results[wi] = Some(outcome);
@@ -225,6 +276,7 @@ pub fn run_members(
             if let Ok(mut q) = shared.queue.lock() {
                 q.clear();
             }
+            shared.interrupt_all();
             while let Ok((wi, outcome)) = rx.try_recv() {
                 if results[wi].is_none() && wi >= next {
                     results[wi] = Some(outcome);
@@ -242,9 +294,16 @@ pub fn run_members(
                 .running
                 .lock()
                 .map(|r| {
+                    for (t, i) in r.values() {
+                        if t.elapsed() > over {
+                            // Past its budget: stop its solver work (again, should
+                            // the last interrupt have come between two queries).
+                            i.interrupt();
+                        }
+                    }
                     r.iter()
-                        .filter(|(_, t)| t.elapsed() > budget)
-                        .map(|(wi, t)| (*wi, t.elapsed()))
+                        .filter(|(_, (t, _))| t.elapsed() > budget)
+                        .map(|(wi, (t, _))| (*wi, t.elapsed()))
                         .collect()
                 })
                 .unwrap_or_default();
