@@ -430,12 +430,11 @@ impl Server {
         None
     }
 
-    /// Members verified in parallel in all: `jobs`, or one per core.
+    /// Members verified in parallel in all: `jobs`, or one per core (capped as the
+    /// command line's `--jobs` is).
     fn jobs(&self) -> usize {
-        match self.settings.jobs {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            j => j,
-        }
+        let opts = Options { jobs: self.settings.jobs, ..Options::default() };
+        crate::pipeline::run::worker_count(&opts)
     }
 
     /// How many runs may be in flight at once.

@@ -365,3 +365,51 @@ pub fn verify_one(
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::with_big_stack;
+    use crate::syntax::ast::MemberRef;
+
+    /// A query Z3 works on for minutes, ignoring its resource limit (nonlinear
+    /// arithmetic), which an interrupt stops: the member ends as a timeout (never as a
+    /// failure: the assertion holds), on its own thread, soon after the interrupt.
+    #[test]
+    fn an_interrupt_stops_a_member_inside_its_query() {
+        let text = "class N {\n  static void m(int x, int y, int z, int w)\n    requires x > 1 && y > 1 && z > 1 && w > 1;\n  {\n    assert x * y * z * w != 1000000016000000063;\n  }\n}\n";
+        let program = crate::source::front_text(text).unwrap();
+        let interrupt = Interrupt::default();
+        let config = Config { interrupt: Some(interrupt.clone()), ..Config::default() };
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let member = MemberRef { class: 0, member: 0 };
+            let outcome = with_big_stack(|| verify_one(&program, 1, member, "N.m", &config));
+            let _ = tx.send(outcome);
+        });
+        std::thread::sleep(Duration::from_millis(500));
+        keep_interrupting(vec![interrupt.clone()]);
+        // Without the interrupt, the query runs on for minutes.
+        let outcome = rx.recv_timeout(Duration::from_secs(120)).expect("the member ends");
+        let MemberOutcome::Done(r) = outcome else { panic!("{outcome:?}") };
+        assert_eq!(r.status, Status::Timeout, "{r:?}");
+        assert!(r.errors.iter().all(|e| e.id == "verification.timeout"), "{r:?}");
+        assert!(interrupt.finished(), "its Z3 context is gone");
+    }
+
+    /// An interrupt made before the member starts: it never asks Z3 anything.
+    #[test]
+    fn an_interrupted_member_asks_nothing() {
+        let program =
+            crate::source::front_text("class A { static void m(int x) { assert x * x >= 0; } }")
+                .unwrap();
+        let interrupt = Interrupt::default();
+        interrupt.interrupt();
+        let config = Config { interrupt: Some(interrupt), stats: true, ..Config::default() };
+        let member = MemberRef { class: 0, member: 0 };
+        let outcome = with_big_stack(|| verify_one(&program, 2, member, "A.m", &config));
+        let MemberOutcome::Done(r) = outcome else { panic!("{outcome:?}") };
+        assert_eq!(r.status, Status::Timeout, "{r:?}");
+        assert_eq!(r.stats.map(|s| s.queries), Some(0));
+    }
+}
