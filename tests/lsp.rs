@@ -486,3 +486,24 @@ fn runs_wait_for_a_slot_and_run_their_newest_version() {
     assert!(!logs.iter().any(|l| l.contains("q0.jv v1:") || l.contains("q1.jv")), "{logs:?}");
     assert_eq!(c.finish(), 0);
 }
+
+/// A request whose id the server cannot take is answered: with its id when that is a
+/// valid JSON-RPC id (an integer of any size), else with id null; framing holds after
+/// a header line without a colon.
+#[test]
+fn requests_with_odd_ids_are_answered_with_their_ids() {
+    let mut c = Client::start();
+    c.initialize(json!({}));
+    c.raw(b"Content-Length: 63\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":2147483648,\"method\":\"textDocument/hover\"}");
+    let r = c.wait_for("an error for id 2147483648", |m| m.get("error").is_some());
+    assert_eq!(r["id"], json!(2147483648u64), "{r}");
+    c.raw(b"Content-Length: 57\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"textDocument/hover\"}");
+    let r = c.wait_for("an error for id true", |m| m.get("error").is_some());
+    assert!(r["id"].is_null(), "{r}");
+    c.raw(b"Garbage without a colon\r\n\r\n");
+    let r = c.wait_for("an error for the garbage", |m| m.get("error").is_some());
+    assert!(r["id"].is_null(), "{r}");
+    let r = c.request("textDocument/codeLens", json!({"textDocument": {"uri": URI}}));
+    assert!(r["result"].is_array(), "{r}");
+    assert_eq!(c.finish(), 0);
+}
