@@ -159,7 +159,9 @@ fn a_resource_limit_is_a_deterministic_budget() {
 #[test]
 fn sigterm_and_sighup_report_what_finished() {
     use std::io::Read;
-    for (signal, code, format) in [("TERM", 143, "jsonl"), ("HUP", 129, "json")] {
+    for (signal, code, format) in
+        [("TERM", 143, "jsonl"), ("HUP", 129, "json"), ("TERM", 143, "sarif")]
+    {
         let d = batch(&format!("sig{signal}"));
         std::fs::rename(d.join("a_hang.jv"), d.join("z_hang.jv")).unwrap();
         let mut child = Command::new(bin())
@@ -207,9 +209,12 @@ fn sigterm_and_sighup_report_what_finished() {
             let record: serde_json::Value = serde_json::from_str(last).unwrap();
             assert!(record.get("summary").is_some(), "{signal}: {text}");
             assert!(text.contains("Cell.setX"), "{signal}: {text}");
-        } else {
+        } else if format == "json" {
             let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
             assert!(doc["summary"].is_object(), "{signal}: {text}");
+        } else {
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert!(doc["runs"][0]["results"].is_array(), "{signal}: {text}");
         }
         let _ = std::fs::remove_dir_all(&d);
     }
