@@ -219,3 +219,25 @@ fn sigterm_and_sighup_report_what_finished() {
         let _ = std::fs::remove_dir_all(&d);
     }
 }
+
+/// A member whose query ignores its limits and interrupts alike keeps its thread busy
+/// for good: the same member, unchanged, is not verified again in that process (a
+/// timeout at once), so that no second thread is lost to it.
+#[test]
+fn a_member_that_could_not_be_stopped_is_not_run_again() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let d = std::env::temp_dir().join(format!("idf-ends-{}-stuck", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    for name in ["a.jv", "b.jv"] {
+        std::fs::copy(root.join("tests/hang/nonlinear_timeout.jv"), d.join(name)).unwrap();
+    }
+    let mut cmd = Command::new(bin());
+    cmd.args(["--no-cache", "--jobs", "1", "--timeout", "1"]).arg(&d);
+    let (code, out) = run_with_limit(cmd, Duration::from_secs(120)).expect("the run ends");
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out.matches("C.power timeout").count(), 2, "{out}");
+    assert!(out.contains("solver query was abandoned"), "{out}");
+    assert!(out.contains("not verified again"), "{out}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -55,20 +55,51 @@ fn grace(timeout: f64) -> Duration {
 
 struct Shared {
     queue: Mutex<VecDeque<usize>>,
-    /// The members in flight, with when they started and how to stop them.
-    running: Mutex<std::collections::HashMap<usize, (Instant, Interrupt)>>,
+    /// The members in flight, with when they started, how to stop them and their
+    /// fingerprints.
+    running: Mutex<std::collections::HashMap<usize, (Instant, Interrupt, u64)>>,
 }
 
 impl Shared {
     /// Interrupt every member in flight (the run stops), and keep at it for a while.
     fn interrupt_all(&self) {
-        let members: Vec<Interrupt> = self
+        let members: Vec<(Interrupt, u64)> = self
             .running
             .lock()
-            .map(|r| r.values().map(|(_, i)| i.clone()).collect())
+            .map(|r| r.values().map(|(_, i, fp)| (i.clone(), *fp)).collect())
             .unwrap_or_default();
         keep_interrupting(members);
     }
+}
+
+/// The members (by [`fingerprint`]) whose solver work could not be stopped in this
+/// process: a query that checks neither its limits nor interrupts (Z3 4.8.12 on some
+/// nonlinear terms) keeps its thread busy for good. Such a member is not verified
+/// again unchanged: it is reported as a timeout at once, so that a server re-verifying
+/// a file after each edit does not leave one more busy thread behind each time.
+static STUCK: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+/// A member's text, name and the settings its verification depends on.
+fn fingerprint(it: &Item, config: &Config) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let m = &it.program.classes[it.member.class].members[it.member.member];
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    it.name.hash(&mut h);
+    it.text.get(m.span.start as usize..m.span.end as usize).unwrap_or_default().hash(&mut h);
+    (config.infer, config.merge, config.smoke, config.rlimit).hash(&mut h);
+    config.timeout.map(f64::to_bits).hash(&mut h);
+    h.finish()
+}
+
+fn note_stuck(fp: u64) {
+    let mut stuck = STUCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !stuck.contains(&fp) {
+        stuck.push(fp);
+    }
+}
+
+fn is_stuck(fp: u64) -> bool {
+    STUCK.lock().map_or(false, |s| s.contains(&fp))
 }
 
 /// How long stopped members are interrupted again: an interrupt that arrives while
@@ -77,20 +108,26 @@ impl Shared {
 const REINTERRUPT_FOR: Duration = Duration::from_secs(2);
 
 /// Interrupt `members` now and, on a small thread of its own, every 20 ms until each
-/// has ended or `REINTERRUPT_FOR` has passed.
-fn keep_interrupting(members: Vec<Interrupt>) {
-    for m in &members {
+/// has ended or `REINTERRUPT_FOR` has passed; those still running then are noted as
+/// stuck (`STUCK`).
+fn keep_interrupting(members: Vec<(Interrupt, u64)>) {
+    for (m, _) in &members {
         m.interrupt();
     }
-    if members.iter().all(Interrupt::finished) {
+    if members.iter().all(|(m, _)| m.finished()) {
         return;
     }
     let _ = std::thread::Builder::new().stack_size(64 << 10).spawn(move || {
         let until = Instant::now() + REINTERRUPT_FOR;
-        while Instant::now() < until && !members.iter().all(Interrupt::finished) {
+        while Instant::now() < until && !members.iter().all(|(m, _)| m.finished()) {
             std::thread::sleep(Duration::from_millis(20));
-            for m in &members {
+            for (m, _) in &members {
                 m.interrupt();
+            }
+        }
+        for (m, fp) in &members {
+            if !m.finished() {
+                note_stuck(*fp);
             }
         }
     });
@@ -115,12 +152,17 @@ fn spawn_worker(
                 let next = shared.queue.lock().ok().and_then(|mut q| q.pop_front());
                 let Some(wi) = next else { return };
                 let interrupt = Interrupt::default();
-                if let Ok(mut r) = shared.running.lock() {
-                    r.insert(wi, (Instant::now(), interrupt.clone()));
-                }
                 let it = &items[wi];
+                let fp = fingerprint(it, &config);
+                if let Ok(mut r) = shared.running.lock() {
+                    r.insert(wi, (Instant::now(), interrupt.clone(), fp));
+                }
                 let member_config = Config { interrupt: Some(interrupt.clone()), ..config.clone() };
-                let outcome = verify_and_replay(it, &member_config);
+                let outcome = if is_stuck(fp) {
+                    not_again(it)
+                } else {
+                    verify_and_replay(it, &member_config)
+                };
                 if interrupt.requested() && stopped(&cancel) {
                     // Cut short because the run stopped: no verdict, not reported.
                     return;
@@ -149,6 +191,28 @@ fn verify_and_replay(it: &Item, config: &Config) -> MemberOutcome {
         }
     }
     outcome
+}
+
+/// The outcome of a member whose verification got stuck before (`STUCK`).
+fn not_again(it: &Item) -> MemberOutcome {
+    let m = &it.program.classes[it.member.class].members[it.member.member];
+    MemberOutcome::Done(MemberResult {
+        member: it.member,
+        name: it.name.clone(),
+        kind: m.kind,
+        status: Status::Timeout,
+        errors: vec![VerificationError::plain(
+            "verification.timeout",
+            "timeout",
+            "not verified again: a solver query of this member, unchanged, could not be \
+             stopped earlier in this process"
+                .into(),
+            m.name.span,
+        )],
+        warnings: vec![],
+        time_ms: 0.0,
+        stats: None,
+    })
 }
 
 /// The outcome of a member abandoned past its budget (or the run's deadline).
@@ -294,7 +358,7 @@ pub fn run_members(
                 .running
                 .lock()
                 .map(|r| {
-                    for (t, i) in r.values() {
+                    for (t, i, _) in r.values() {
                         if t.elapsed() > over {
                             // Past its budget: stop its solver work (again, should
                             // the last interrupt have come between two queries).
@@ -302,8 +366,11 @@ pub fn run_members(
                         }
                     }
                     r.iter()
-                        .filter(|(_, (t, _))| t.elapsed() > budget)
-                        .map(|(wi, (t, _))| (*wi, t.elapsed()))
+                        .filter(|(_, (t, _, _))| t.elapsed() > budget)
+                        .map(|(wi, (t, _, fp))| {
+                            note_stuck(*fp);
+                            (*wi, t.elapsed())
+                        })
                         .collect()
                 })
                 .unwrap_or_default();
@@ -388,7 +455,7 @@ mod tests {
             let _ = tx.send(outcome);
         });
         std::thread::sleep(Duration::from_millis(500));
-        keep_interrupting(vec![interrupt.clone()]);
+        keep_interrupting(vec![(interrupt.clone(), 0)]);
         // Without the interrupt, the query runs on for minutes.
         let outcome = rx.recv_timeout(Duration::from_secs(120)).expect("the member ends");
         let MemberOutcome::Done(r) = outcome else { panic!("{outcome:?}") };
