@@ -99,7 +99,7 @@ fn note_stuck(fp: u64) {
 }
 
 fn is_stuck(fp: u64) -> bool {
-    STUCK.lock().map_or(false, |s| s.contains(&fp))
+    STUCK.lock().is_ok_and(|s| s.contains(&fp))
 }
 
 /// How long stopped members are interrupted again: an interrupt that arrives while
