@@ -467,7 +467,9 @@ fn runs_wait_for_a_slot_and_run_their_newest_version() {
     }
     c.change("file:///q0.jv", 2, &quick.replace("y >= 1", "y >= 2"));
     c.notify("textDocument/didClose", json!({"textDocument": {"uri": "file:///q1.jv"}}));
-    // One run and its worker (and Z3's timer), whatever is waiting.
+    // Once the server has read all that (it answers in order): one run and its worker
+    // (and Z3's timer), whatever is waiting.
+    c.request("textDocument/codeLens", json!({"textDocument": {"uri": "file:///q2.jv"}}));
     let busy = threads(&c);
     assert!(busy <= idle + 4, "{busy} threads, {idle} idle");
     let d = c.settled("file:///hard.jv", 1);
