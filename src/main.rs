@@ -493,6 +493,7 @@ fn verify_main(cli: VerifyArgs) -> i32 {
                 Some(n) => Some(n),
                 None => Config::default().rlimit,
             },
+            interrupt: None,
         },
         jobs: cli.jobs.unwrap_or(0),
         check_only: false,

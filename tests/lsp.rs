@@ -412,3 +412,100 @@ fn exit_without_shutdown_and_a_closed_input_end_with_status_1() {
     drop(c.stdin);
     assert_eq!(c.child.wait().unwrap().code(), Some(1));
 }
+
+/// The threads of the server's process now.
+fn threads(c: &Client) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", c.child.id())).unwrap();
+    let line = status.lines().find(|l| l.starts_with("Threads:")).unwrap();
+    line["Threads:".len()..].trim().parse().unwrap()
+}
+
+/// A member whose query Z3 works on for minutes, ignoring its resource limit, but which
+/// an interrupt stops (a product of four factors against a product of two primes).
+const HARD: &str = "class N {\n  static void m(int x, int y, int z, int w)\n    requires x > 1 && y > 1 && z > 1 && w > 1;\n  {\n    assert x * y * z * w != 1000000016000000063;\n  }\n}\n";
+
+/// Edits that cancel runs stuck in a hard query leave no solver work behind: each
+/// cancelled run's query is interrupted, its worker ends, and the threads come back
+/// to what an idle server has (Z3 keeps a few idle timer threads).
+#[test]
+fn cancelled_runs_leave_no_solver_work_behind() {
+    let mut c = Client::start();
+    // No time limit: without interrupts, every cancelled run's worker stays in Z3.
+    c.initialize(json!({"timeout": null, "debounceMs": 0, "jobs": 1}));
+    c.request("textDocument/codeLens", json!({"textDocument": {"uri": URI}}));
+    let idle = threads(&c);
+    c.open(URI, 1, HARD);
+    for v in 2..=12 {
+        std::thread::sleep(Duration::from_millis(300));
+        c.change(URI, v, &format!("{HARD}// edit {v}\n"));
+    }
+    let easy = "class N {\n  static void m(int x) requires x > 1; { assert x * x > 1; }\n}\n";
+    c.change(URI, 13, easy);
+    let d = c.settled(URI, 13);
+    assert!(d.is_empty(), "{d:#?}");
+    let start = std::time::Instant::now();
+    while threads(&c) > idle + 4 {
+        assert!(start.elapsed() < Duration::from_secs(60), "threads: {}", threads(&c));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(c.finish(), 0);
+}
+
+/// Runs in flight are bounded by `jobs`: documents opened while the one slot is taken
+/// wait (no thread of theirs starts), run in their newest version when their turn
+/// comes, and a document closed while it waits is never run.
+#[test]
+fn runs_wait_for_a_slot_and_run_their_newest_version() {
+    let mut c = Client::start();
+    c.initialize(json!({"timeout": 3, "debounceMs": 0, "jobs": 1}));
+    c.request("textDocument/codeLens", json!({"textDocument": {"uri": URI}}));
+    let idle = threads(&c);
+    c.open("file:///hard.jv", 1, HARD);
+    let quick = "class Q {\n  static void m(int y) requires y > 0; { assert y >= 1; }\n}\n";
+    for i in 0..12 {
+        c.open(&format!("file:///q{i}.jv"), 1, quick);
+    }
+    c.change("file:///q0.jv", 2, &quick.replace("y >= 1", "y >= 2"));
+    c.notify("textDocument/didClose", json!({"textDocument": {"uri": "file:///q1.jv"}}));
+    // Once the server has read all that (it answers in order): one run and its worker
+    // (and Z3's timer), whatever is waiting.
+    c.request("textDocument/codeLens", json!({"textDocument": {"uri": "file:///q2.jv"}}));
+    let busy = threads(&c);
+    assert!(busy <= idle + 4, "{busy} threads, {idle} idle");
+    let d = c.settled("file:///hard.jv", 1);
+    assert_eq!(codes_and_lines(&d), [("verification.timeout".to_string(), 1)], "{d:#?}");
+    let d = c.settled("file:///q0.jv", 2);
+    assert_eq!(codes_and_lines(&d), [("assert.failed".to_string(), 1)], "{d:#?}");
+    for i in 2..12 {
+        assert!(c.settled(&format!("file:///q{i}.jv"), 1).is_empty());
+    }
+    let logs: Vec<String> = c
+        .queue
+        .iter()
+        .filter(|m| m["method"] == "window/logMessage")
+        .map(|m| m["params"]["message"].to_string())
+        .collect();
+    assert!(!logs.iter().any(|l| l.contains("q0.jv v1:") || l.contains("q1.jv")), "{logs:?}");
+    assert_eq!(c.finish(), 0);
+}
+
+/// A request whose id the server cannot take is answered: with its id when that is a
+/// valid JSON-RPC id (an integer of any size), else with id null; framing holds after
+/// a header line without a colon.
+#[test]
+fn requests_with_odd_ids_are_answered_with_their_ids() {
+    let mut c = Client::start();
+    c.initialize(json!({}));
+    c.raw(b"Content-Length: 63\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":2147483648,\"method\":\"textDocument/hover\"}");
+    let r = c.wait_for("an error for id 2147483648", |m| m.get("error").is_some());
+    assert_eq!(r["id"], json!(2147483648u64), "{r}");
+    c.raw(b"Content-Length: 57\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"textDocument/hover\"}");
+    let r = c.wait_for("an error for id true", |m| m.get("error").is_some());
+    assert!(r["id"].is_null(), "{r}");
+    c.raw(b"Garbage without a colon\r\n\r\n");
+    let r = c.wait_for("an error for the garbage", |m| m.get("error").is_some());
+    assert!(r["id"].is_null(), "{r}");
+    let r = c.request("textDocument/codeLens", json!({"textDocument": {"uri": URI}}));
+    assert!(r["result"].is_array(), "{r}");
+    assert_eq!(c.finish(), 0);
+}

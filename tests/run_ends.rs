@@ -159,7 +159,9 @@ fn a_resource_limit_is_a_deterministic_budget() {
 #[test]
 fn sigterm_and_sighup_report_what_finished() {
     use std::io::Read;
-    for (signal, code, format) in [("TERM", 143, "jsonl"), ("HUP", 129, "json")] {
+    for (signal, code, format) in
+        [("TERM", 143, "jsonl"), ("HUP", 129, "json"), ("TERM", 143, "sarif")]
+    {
         let d = batch(&format!("sig{signal}"));
         std::fs::rename(d.join("a_hang.jv"), d.join("z_hang.jv")).unwrap();
         let mut child = Command::new(bin())
@@ -207,10 +209,35 @@ fn sigterm_and_sighup_report_what_finished() {
             let record: serde_json::Value = serde_json::from_str(last).unwrap();
             assert!(record.get("summary").is_some(), "{signal}: {text}");
             assert!(text.contains("Cell.setX"), "{signal}: {text}");
-        } else {
+        } else if format == "json" {
             let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
             assert!(doc["summary"].is_object(), "{signal}: {text}");
+        } else {
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert!(doc["runs"][0]["results"].is_array(), "{signal}: {text}");
         }
         let _ = std::fs::remove_dir_all(&d);
     }
+}
+
+/// A member whose query ignores its limits and interrupts alike keeps its thread busy
+/// for good: the same member, unchanged, is not verified again in that process (a
+/// timeout at once), so that no second thread is lost to it.
+#[test]
+fn a_member_that_could_not_be_stopped_is_not_run_again() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let d = std::env::temp_dir().join(format!("idf-ends-{}-stuck", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    for name in ["a.jv", "b.jv"] {
+        std::fs::copy(root.join("tests/hang/nonlinear_timeout.jv"), d.join(name)).unwrap();
+    }
+    let mut cmd = Command::new(bin());
+    cmd.args(["--no-cache", "--jobs", "1", "--timeout", "1"]).arg(&d);
+    let (code, out) = run_with_limit(cmd, Duration::from_secs(120)).expect("the run ends");
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out.matches("C.power timeout").count(), 2, "{out}");
+    assert!(out.contains("solver query was abandoned"), "{out}");
+    assert!(out.contains("not verified again"), "{out}");
+    let _ = std::fs::remove_dir_all(&d);
 }

@@ -11,7 +11,7 @@ pub mod z3;
 use crate::state::term::{Term, TermMap};
 use std::time::{Duration, Instant};
 use z3::Backend;
-pub use z3::Sat;
+pub use z3::{Interrupt, Sat};
 
 /// The outcome of a proof attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +76,9 @@ pub struct Decider {
     deadline: Option<Instant>,
     /// Z3's resource limit per query (`--rlimit`): deterministic, unlike time.
     rlimit: Option<u32>,
+    /// The member's stop request (a cancelled run, a budget run out): once made, every
+    /// path stops as on a timeout and every query answers `unknown`.
+    interrupt: Option<Interrupt>,
     /// Counts every change to the path condition (push, pop, assumption), so the
     /// executor can tell that nothing changed it between two points (`epoch`).
     epoch: u64,
@@ -133,6 +136,7 @@ impl Decider {
             counters: Counters::default(),
             deadline: timeout.map(|t| Instant::now() + t),
             rlimit: None,
+            interrupt: None,
             epoch: 0,
             sat_at: None,
             pending: Vec::new(),
@@ -160,6 +164,11 @@ impl Decider {
         }
     }
 
+    /// Let `interrupt` stop this decider's queries (see [`Interrupt`]); before the first.
+    pub fn set_interrupt(&mut self, interrupt: Option<Interrupt>) {
+        self.interrupt = interrupt;
+    }
+
     /// Forget the Z3 backend (the next query makes a new one, in a new context).
     /// Only between checks: the path condition must be empty.
     pub fn drop_backend(&mut self) {
@@ -174,9 +183,9 @@ impl Decider {
     /// The Z3 backend, made (in a Z3 context of its own) on first use: a member that
     /// syntax decides entirely never touches Z3.
     fn backend(&mut self) -> &mut Backend {
-        let rlimit = self.rlimit;
+        let (rlimit, interrupt) = (self.rlimit, &self.interrupt);
         self.backend.get_or_insert_with(|| {
-            let mut b = Backend::new();
+            let mut b = Backend::stoppable(interrupt.clone());
             if let Some(n) = rlimit {
                 b.set_rlimit(n);
             }
@@ -203,9 +212,10 @@ impl Decider {
         self.timed = timed;
     }
 
-    /// Has the member's time budget run out?
+    /// Has the member's time budget run out (or was it asked to stop)?
     pub fn out_of_time(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
+            || self.interrupt.as_ref().is_some_and(Interrupt::requested)
     }
 
     /// How many frames are pushed.
@@ -435,6 +445,9 @@ impl Decider {
         if t.is_true() && self.sat_at == Some(self.epoch) {
             return Sat::Sat;
         }
+        if self.interrupt.as_ref().is_some_and(Interrupt::requested) {
+            return Sat::Unknown;
+        }
         match self.unary_check(t) {
             Some(true) => return Sat::Sat,
             Some(false) => {
@@ -463,6 +476,12 @@ impl Decider {
             r = self.backend().check_with(t);
         }
         self.counters.z3_time += start.elapsed();
+        if r == Sat::Sat && self.out_of_time() {
+            // Z3 stopped by the time limit or an interrupt may answer `unknown` with
+            // the reason "incomplete", which reads as "not proved": out of time, the
+            // answer is no answer (a timeout, not a failure of the program).
+            r = Sat::Unknown;
+        }
         match r {
             Sat::Sat => self.sat_at = Some(self.epoch),
             Sat::Unsat => self.note_entailed(negation),
@@ -556,7 +575,7 @@ impl Decider {
             None => None,
         };
         let sigma: Vec<Term> = self.pc.iter().map(|e| e.term.clone()).collect();
-        z3::fresh_model_values(&sigma, t, terms, timeout_ms, self.rlimit)
+        z3::fresh_model_values(&sigma, t, terms, timeout_ms, self.rlimit, self.interrupt.clone())
     }
 
     /// The path condition, for traces.

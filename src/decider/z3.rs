@@ -85,6 +85,68 @@ pub fn version() -> String {
     unsafe { CStr::from_ptr(Z3_get_full_version()).to_string_lossy().into_owned() }
 }
 
+/// A way to stop a member's solver work from another thread (a cancelled run, a member
+/// past its budget): [`Interrupt::interrupt`] calls `Z3_interrupt` on every context of
+/// the member alive at that moment, and every later check of those contexts answers
+/// `unknown` without asking Z3. A check already under way stops at Z3's next
+/// resource check (a query that never makes one runs on: the scheduler abandons it).
+/// `Z3_interrupt` is lost when no check is under way, so the caller repeats it while
+/// the member runs. Clones share the request.
+#[derive(Clone, Default)]
+pub struct Interrupt(std::sync::Arc<InterruptState>);
+
+#[derive(Default)]
+struct InterruptState {
+    requested: std::sync::atomic::AtomicBool,
+    /// The member's live contexts; a context leaves this list (under its lock) before
+    /// it is deleted, so `Z3_interrupt` never meets a deleted one.
+    contexts: std::sync::Mutex<Vec<LiveContext>>,
+}
+
+/// A context pointer handed between threads: only `Z3_interrupt`, which Z3 allows
+/// from any thread, is called on it elsewhere than its own.
+struct LiveContext(Z3_context);
+// SAFETY: see above; the pointer is used only under `InterruptState::contexts`.
+unsafe impl Send for LiveContext {}
+
+impl std::fmt::Debug for Interrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Interrupt({})", self.requested())
+    }
+}
+
+impl Interrupt {
+    /// Has this member been asked to stop?
+    pub fn requested(&self) -> bool {
+        self.0.requested.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Ask the member to stop: interrupt the check under way in each of its contexts.
+    pub fn interrupt(&self) {
+        self.0.requested.store(true, std::sync::atomic::Ordering::SeqCst);
+        let contexts = self.0.contexts.lock().unwrap_or_else(|e| e.into_inner());
+        for c in contexts.iter() {
+            // SAFETY: a live context (see `contexts`); Z3_interrupt is thread-safe.
+            unsafe { Z3_interrupt(c.0) }
+        }
+    }
+
+    fn register(&self, ctx: Z3_context) {
+        let mut contexts = self.0.contexts.lock().unwrap_or_else(|e| e.into_inner());
+        contexts.push(LiveContext(ctx));
+    }
+
+    /// Does no context of the member remain (its verification is over)?
+    pub fn finished(&self) -> bool {
+        self.0.contexts.lock().map_or(true, |c| c.is_empty())
+    }
+
+    fn unregister(&self, ctx: Z3_context) {
+        let mut contexts = self.0.contexts.lock().unwrap_or_else(|e| e.into_inner());
+        contexts.retain(|c| c.0 != ctx);
+    }
+}
+
 /// A Z3 context of its own, with a simple solver and the translation of terms into it.
 /// Everything here is single-threaded (the pointers make it neither `Send` nor `Sync`).
 pub struct Backend {
@@ -112,6 +174,8 @@ pub struct Backend {
     definitions: Vec<Z3_ast>,
     /// The sequence sorts whose axioms are in `definitions`.
     seq_axiomatized: Vec<Sort>,
+    /// The member's stop request, when it can be stopped (`Backend::stoppable`).
+    interrupt: Option<Interrupt>,
 }
 
 /// The functions of an axiomatized sequence sort.
@@ -142,6 +206,10 @@ impl Default for Backend {
 
 impl Drop for Backend {
     fn drop(&mut self) {
+        // No interrupt reaches the context once it has left the member's list.
+        if let Some(i) = &self.interrupt {
+            i.unregister(self.ctx);
+        }
         // SAFETY: the solver's reference was taken in `new`; the context is deleted last
         // and nothing made in it outlives this value.
         unsafe {
@@ -197,6 +265,7 @@ impl Backend {
                 seq_at: HashMap::new(),
                 definitions: vec![],
                 seq_axiomatized: vec![],
+                interrupt: None,
             };
             b.set_param("model", Param::Bool(true));
 
@@ -205,6 +274,21 @@ impl Backend {
             b.set_param("ctrl_c", Param::Bool(false));
             b
         }
+    }
+
+    /// A backend whose checks `interrupt` stops.
+    pub fn stoppable(interrupt: Option<Interrupt>) -> Backend {
+        let mut b = Backend::new();
+        if let Some(i) = interrupt {
+            i.register(b.ctx);
+            b.interrupt = Some(i);
+        }
+        b
+    }
+
+    /// Has this backend's member been asked to stop?
+    fn interrupted(&self) -> bool {
+        self.interrupt.as_ref().is_some_and(Interrupt::requested)
     }
 
     fn set_param(&mut self, name: &str, value: Param) {
@@ -960,6 +1044,9 @@ impl Backend {
         // SAFETY: the assumption array lives across the call.
         let mut assumptions = vec![b];
         assumptions.extend(self.definitions.iter().copied());
+        if self.interrupted() {
+            return Sat::Unknown;
+        }
         let r = match unsafe {
             Z3_solver_check_assumptions(
                 self.ctx,
@@ -970,6 +1057,9 @@ impl Backend {
         } {
             Z3_L_TRUE => Sat::Sat,
             Z3_L_FALSE => Sat::Unsat,
+            // Stopped from outside: Z3 then often names the theory it was in
+            // ("incomplete (theory arithmetic)"), which is no answer either.
+            _ if self.interrupted() => Sat::Unknown,
             // E-matching ran out of instances (no model-based instantiation): the
             // query is not proved, and nothing timed out (LANGUAGE.md section 13).
             _ if self.incomplete() => Sat::Sat,
@@ -1165,8 +1255,9 @@ pub fn fresh_model_values(
     terms: &[Term],
     timeout_ms: Option<u32>,
     rlimit: Option<u32>,
+    interrupt: Option<Interrupt>,
 ) -> Option<Vec<Option<String>>> {
-    let mut b = Backend::new();
+    let mut b = Backend::stoppable(interrupt);
     if let Some(ms) = timeout_ms {
         b.set_timeout_ms(ms);
     }

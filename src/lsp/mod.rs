@@ -20,7 +20,7 @@ use std::sync::mpsc;
 /// `shutdown` then `exit`, 1 otherwise).
 pub fn main() -> i32 {
     let (tx, rx) = mpsc::channel::<server::Input>();
-    let (out_tx, out_rx) = mpsc::channel::<serde_json::Value>();
+    let (out_tx, out_rx) = mpsc::channel::<String>();
     let reader_tx = tx.clone();
     let reader =
         std::thread::Builder::new().name("idf-verify-lsp-reader".into()).spawn(move || {

@@ -5,7 +5,14 @@
 //! Architecture invariant: this thread never verifies and never blocks on a run: it
 //! answers every request at once from the latest results, starts runs with
 //! `runner::start`, and cancels a document's run (its `Options::cancel` flag) as soon
-//! as a newer edit arrives. Every message is handled under `catch_panic`: a request
+//! as a newer edit arrives.
+//!
+//! Runs in flight are bounded: at most `jobs` at once (cancelled runs count until
+//! their thread ends), each with `jobs` divided by the runs in flight as its workers;
+//! a document due while every slot is taken waits its turn (oldest first) and is
+//! verified in its newest version when its turn comes; a closed document's waiting
+//! run is dropped with the document. When the last run ends after documents were
+//! closed, the allocator is asked to give the freed memory back to the system. Every message is handled under `catch_panic`: a request
 //! that panics gets an `InternalError` response and the server goes on.
 
 use super::analysis::Analysis;
@@ -135,7 +142,7 @@ impl Doc {
 type Failure = (i32, String);
 
 struct Server {
-    out: Sender<Value>,
+    out: Sender<String>,
     events: Sender<Input>,
     docs: HashMap<Uri, Doc>,
     settings: Settings,
@@ -144,13 +151,17 @@ struct Server {
     /// The client can be asked to refresh its code lenses.
     refresh_lenses: bool,
     next_request: i32,
+    /// Runs started whose `Done` has not arrived (cancelled ones included).
+    live_runs: usize,
+    /// A document was closed since memory was last handed back (`release_memory`).
+    closed_since_trim: bool,
 }
 
 /// Serve until `exit` (0 after `shutdown`, else 1) or the end of the input.
 pub fn serve(
     rx: Receiver<Input>,
     events: Sender<Input>,
-    out: Sender<Value>,
+    out: Sender<String>,
     settings: Settings,
 ) -> i32 {
     let mut s = Server {
@@ -162,11 +173,16 @@ pub fn serve(
         generation: 0,
         refresh_lenses: false,
         next_request: 1,
+        live_runs: 0,
+        closed_since_trim: false,
     };
     let code = loop {
         let now = Instant::now();
-        let wait =
-            s.docs.values().filter_map(|d| d.due).min().map(|t| t.saturating_duration_since(now));
+        // With every slot taken, only a run's end (or a message) can change anything.
+        let wait = (s.live_runs < s.max_runs())
+            .then(|| s.docs.values().filter_map(|d| d.due).min())
+            .flatten()
+            .map(|t| t.saturating_duration_since(now));
         match rx.recv_timeout(wait.unwrap_or(Duration::from_secs(3600))) {
             Ok(Input::Frame(f)) => {
                 if let Some(code) = s.frame(f) {
@@ -193,7 +209,7 @@ pub fn serve(
 
 impl Server {
     fn send(&self, m: Message) {
-        let _ = self.out.send(transport::to_value(&m));
+        let _ = self.out.send(transport::to_text(&m));
     }
 
     fn notify(&self, method: &str, params: impl serde::Serialize) {
@@ -208,9 +224,10 @@ impl Server {
     fn frame(&mut self, f: Incoming) -> Option<i32> {
         match f {
             Incoming::Invalid { id, code, message } => {
-                let _ = self.out.send(transport::error_response(id, code, &message));
+                let _ = self.out.send(transport::error_response(id.as_ref(), code, &message));
                 None
             }
+            Incoming::Ignored => None,
             Incoming::Message(Message::Request(req)) => {
                 let id = req.id.clone();
                 let method = req.method.clone();
@@ -395,6 +412,11 @@ impl Server {
                 if let Some(mut d) = self.docs.remove(&uri) {
                     d.cancel();
                 }
+                self.closed_since_trim = true;
+                if self.live_runs == 0 {
+                    self.closed_since_trim = false;
+                    release_memory();
+                }
                 self.notify(
                     "textDocument/publishDiagnostics",
                     PublishDiagnosticsParams { uri, diagnostics: vec![], version: None },
@@ -408,8 +430,27 @@ impl Server {
         None
     }
 
+    /// Members verified in parallel in all: `jobs`, or one per core (capped as the
+    /// command line's `--jobs` is).
+    fn jobs(&self) -> usize {
+        let opts = Options { jobs: self.settings.jobs, ..Options::default() };
+        crate::pipeline::run::worker_count(&opts)
+    }
+
+    /// How many runs may be in flight at once.
+    fn max_runs(&self) -> usize {
+        self.jobs()
+    }
+
     fn start_due_runs(&mut self) {
         let now = Instant::now();
+        let mut due: Vec<(Instant, Uri)> = self
+            .docs
+            .iter()
+            .filter_map(|(uri, d)| d.due.filter(|t| *t <= now).map(|t| (t, uri.clone())))
+            .collect();
+        // Oldest first; the URI breaks ties, so the order never depends on hashing.
+        due.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.as_str().cmp(b.1.as_str())));
         let s = &self.settings;
         let config = Config {
             timeout: s.timeout,
@@ -418,18 +459,23 @@ impl Server {
             smoke: s.smoke,
             ..Config::default()
         };
-        for (uri, doc) in self.docs.iter_mut() {
-            if doc.due.is_none_or(|t| t > now) {
-                continue;
+        let (jobs, max_runs) = (self.jobs(), self.max_runs());
+        for (_, uri) in due {
+            if self.live_runs >= max_runs {
+                // The rest wait, still due, for a run to end.
+                break;
             }
+            let Some(doc) = self.docs.get_mut(&uri) else { continue };
             doc.due = None;
             doc.cancel();
             self.generation += 1;
+            self.live_runs += 1;
             let cancel = Arc::new(AtomicBool::new(false));
             let opts = Options {
                 methods: vec![],
                 config: config.clone(),
-                jobs: s.jobs,
+                // The members in flight in all stay near `jobs`.
+                jobs: (jobs / self.live_runs).max(1),
                 check_only: false,
                 deadline: None,
                 cancel: Some(cancel.clone()),
@@ -455,6 +501,14 @@ impl Server {
     }
 
     fn run_event(&mut self, ev: RunEvent) {
+        if let Progress::Done { .. } = ev.progress {
+            // Every run ends with one `Done`, whether it is still wanted or not.
+            self.live_runs = self.live_runs.saturating_sub(1);
+            if self.live_runs == 0 && self.closed_since_trim {
+                self.closed_since_trim = false;
+                release_memory();
+            }
+        }
         let Some(doc) = self.docs.get_mut(&ev.uri) else { return };
         let Some(run) = doc.running.as_ref().filter(|r| r.generation == ev.generation) else {
             // A run that was replaced or cancelled.
@@ -516,6 +570,17 @@ impl Server {
             version: Some(a.version),
         };
         self.notify("textDocument/publishDiagnostics", params);
+    }
+}
+
+/// Hand the memory freed by closed documents and ended runs back to the system: the
+/// process keeps freed memory for reuse (`main`'s allocator settings, made for short
+/// batch runs), which a long-lived server must not hold after its documents close.
+fn release_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of the allocator's arenas.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 

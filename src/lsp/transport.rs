@@ -3,10 +3,13 @@
 //! Architecture invariant: reading never gives up on bad input. A frame that is not
 //! JSON, JSON that is not a JSON-RPC message, a frame without a length or one larger
 //! than [`MAX_FRAME`] becomes an [`Incoming::Invalid`], which the server answers with
-//! an error response (id `null` when no id can be read) before it reads on. Only the
-//! end of the input (or an I/O error) ends reading. (`lsp-server`'s own stdio
-//! transport stops at the first malformed frame, so the server frames by itself and
-//! uses that crate for the message types only.)
+//! an error response before it reads on: its id is the request's own when that is a
+//! valid JSON-RPC id (a string, or an integer of any size, echoed byte for byte),
+//! `null` otherwise. A header line that is not a header (no `:`) is read as garbage,
+//! and the next `Content-Length` found resynchronises the stream. Only the end of the
+//! input (or an I/O error) ends reading. (`lsp-server`'s own stdio transport stops at
+//! the first malformed frame, so the server frames by itself and uses that crate for
+//! the message types only.) What is written is the text of one JSON value per frame.
 
 use lsp_server::{ErrorCode, Message, RequestId};
 use serde_json::Value;
@@ -22,13 +25,37 @@ const MAX_HEADER_LINE: u64 = 64 << 10;
 #[derive(Debug)]
 pub enum Incoming {
     Message(Message),
-    /// A frame to answer with an error response: the request's id when it could be
-    /// read, a JSON-RPC error code and a message.
+    /// A frame to answer with an error response: the request's id when it is a valid
+    /// JSON-RPC id, a JSON-RPC error code and a message.
     Invalid {
-        id: Option<RequestId>,
+        id: Option<ReplyId>,
         code: i32,
         message: String,
     },
+    /// A response whose id cannot be one of the server's requests: nothing to answer.
+    Ignored,
+}
+
+/// A request's id as the client wrote it (a JSON string, or an integer literal of any
+/// size), to echo in the error response to a request the server cannot read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplyId(String);
+
+impl ReplyId {
+    /// The id of a JSON-RPC request, from its JSON text: a string or an integer (no
+    /// fraction, no exponent); anything else (`1.5`, `true`, `{}`, `null`) is `None`.
+    fn of_json(raw: &str) -> Option<ReplyId> {
+        let raw = raw.trim();
+        let digits = raw.strip_prefix('-').unwrap_or(raw);
+        let integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+        let string = raw.starts_with('"');
+        (integer || string).then(|| ReplyId(raw.to_string()))
+    }
+
+    /// The id of a message the server read.
+    fn of_request(id: &RequestId) -> ReplyId {
+        ReplyId(serde_json::to_string(id).unwrap_or_else(|_| "null".into()))
+    }
 }
 
 /// Read one frame. `Ok(None)` at the end of the input (also inside a frame).
@@ -91,54 +118,69 @@ pub fn parse_body(body: &[u8]) -> Incoming {
         Ok(v) => v,
         Err(e) => return invalid(None, ErrorCode::ParseError, format!("not JSON: {e}")),
     };
-    let id = value.get("id").and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
     if !value.is_object() {
-        return invalid(id, ErrorCode::InvalidRequest, "not a JSON-RPC message object".into());
+        return invalid(None, ErrorCode::InvalidRequest, "not a JSON-RPC message object".into());
+    }
+    // The id exactly as written (serde_json reads integers past 64 bits as floats).
+    #[derive(serde::Deserialize)]
+    struct RawId<'a> {
+        #[serde(borrow, default)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let raw = serde_json::from_slice::<RawId<'_>>(body).ok().and_then(|r| r.id);
+    let reply = raw.and_then(|r| ReplyId::of_json(r.get()));
+    let has_id = value.get("id").is_some_and(|i| !i.is_null());
+    let readable =
+        value.get("id").and_then(|i| serde_json::from_value::<RequestId>(i.clone()).ok());
+    if value.get("method").is_none() && has_id && readable.is_none() {
+        // A response (`result` or `error`) to no request of this server's, which numbers
+        // its own with strings: never answered (JSON-RPC answers requests only).
+        if value.get("result").is_some() || value.get("error").is_some() {
+            return Incoming::Ignored;
+        }
     }
     // A request whose id is neither a string nor a 32-bit integer (`2147483648`, `1.5`,
     // `true`, `{}`) would read as a notification and get no answer: it is answered
-    // with an error (id `null`).
-    if id.is_none()
-        && value.get("method").is_some()
-        && value.get("id").is_some_and(|i| !i.is_null())
-    {
+    // with an error (its id echoed when it is a valid JSON-RPC id, else `null`).
+    if readable.is_none() && value.get("method").is_some() && has_id {
         return invalid(
-            None,
+            reply,
             ErrorCode::InvalidRequest,
             "the request's id is neither a string nor a 32-bit integer".into(),
         );
     }
     match serde_json::from_value::<Message>(value) {
         Ok(m) => Incoming::Message(m),
-        Err(e) => invalid(id, ErrorCode::InvalidRequest, format!("not a JSON-RPC message: {e}")),
+        Err(e) => invalid(
+            readable.as_ref().map(ReplyId::of_request).or(reply),
+            ErrorCode::InvalidRequest,
+            format!("not a JSON-RPC message: {e}"),
+        ),
     }
 }
 
-fn invalid(id: Option<RequestId>, code: ErrorCode, message: String) -> Incoming {
+fn invalid(id: Option<ReplyId>, code: ErrorCode, message: String) -> Incoming {
     Incoming::Invalid { id, code: code as i32, message }
 }
 
-/// A message as it is sent: with `"jsonrpc": "2.0"`.
-pub fn to_value(m: &Message) -> Value {
+/// A message as it is sent (the text of a frame's body): with `"jsonrpc": "2.0"`.
+pub fn to_text(m: &Message) -> String {
     let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
     if let Value::Object(o) = &mut v {
         o.insert("jsonrpc".into(), Value::from("2.0"));
     }
-    v
+    v.to_string()
 }
 
-/// An error response; `id: None` is sent as `null` (the id could not be read).
-pub fn error_response(id: Option<RequestId>, code: i32, message: &str) -> Value {
-    serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {"code": code, "message": message},
-    })
+/// An error response; `id: None` is sent as `null` (no valid id could be read).
+pub fn error_response(id: Option<&ReplyId>, code: i32, message: &str) -> String {
+    let error = serde_json::json!({"code": code, "message": message});
+    let id = id.map_or("null", |i| i.0.as_str());
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
 }
 
-/// Write one frame and flush.
-pub fn write_frame(w: &mut impl Write, v: &Value) -> io::Result<()> {
-    let body = serde_json::to_string(v).map_err(io::Error::other)?;
+/// Write one frame (`body`: the text of one JSON value) and flush.
+pub fn write_frame(w: &mut impl Write, body: &str) -> io::Result<()> {
     write!(w, "Content-Length: {}\r\n\r\n{body}", body.len())?;
     w.flush()
 }
@@ -160,6 +202,19 @@ mod tests {
         format!("Content-Length: {}\r\n\r\n{body}", body.len())
     }
 
+    /// The id an invalid frame is answered with, as its JSON text.
+    fn reply(f: &Incoming) -> Option<String> {
+        match f {
+            Incoming::Invalid { id, .. } => {
+                let text = error_response(id.as_ref(), 0, "");
+                let v: Value = serde_json::from_str(&text).unwrap();
+                assert!(v["id"].is_null() == id.is_none(), "{text}");
+                Some(id.as_ref().map_or("null".into(), |i| i.0.clone()))
+            }
+            _ => None,
+        }
+    }
+
     #[test]
     fn reads_messages_and_reads_on_after_garbage() {
         let input = [
@@ -177,21 +232,22 @@ mod tests {
         assert!(
             matches!(&got[0], Incoming::Message(Message::Request(r)) if r.method == "initialize")
         );
-        let codes: Vec<(Option<RequestId>, i32)> = got[1..6]
+        let codes: Vec<(Option<String>, i32)> = got[1..6]
             .iter()
             .map(|f| match f {
-                Incoming::Invalid { id, code, .. } => (id.clone(), *code),
-                Incoming::Message(m) => panic!("read {m:?} as a message"),
+                Incoming::Invalid { code, .. } => (reply(f), *code),
+                other => panic!("read {other:?} as a message"),
             })
             .collect();
+        let null = || Some("null".to_string());
         assert_eq!(
             codes,
             [
-                (None, -32700),
-                (None, -32700),
-                (None, -32700),
-                (None, -32600),
-                (Some(RequestId::from(7)), -32600)
+                (null(), -32700),
+                (null(), -32700),
+                (null(), -32700),
+                (null(), -32600),
+                (Some("7".into()), -32600)
             ]
         );
         assert!(
@@ -201,17 +257,33 @@ mod tests {
 
     #[test]
     fn requests_with_unreadable_ids_are_answered() {
-        for id in ["2147483648", "1.5", "true", "{}", "[1]"] {
+        // Valid JSON-RPC ids the server cannot take (integers past 32 bits, of any size)
+        // are echoed as written; the others are answered with id null.
+        let cases = [
+            ("2147483648", "2147483648"),
+            ("-2147483649", "-2147483649"),
+            ("123456789012345678901234567890", "123456789012345678901234567890"),
+            ("1.5", "null"),
+            ("1e3", "null"),
+            ("true", "null"),
+            ("{}", "null"),
+            ("[1]", "null"),
+        ];
+        for (id, echoed) in cases {
             let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"shutdown"}}"#);
             let got = frames(&frame(&body));
-            assert!(
-                matches!(&got[..], [Incoming::Invalid { id: None, code: -32600, .. }]),
-                "{id}: {got:?}"
-            );
+            assert!(matches!(&got[..], [Incoming::Invalid { code: -32600, .. }]), "{id}: {got:?}");
+            assert_eq!(reply(&got[0]).as_deref(), Some(echoed), "{id}");
         }
+        // A string id with a malformed request is echoed too.
+        let got = frames(&frame(r#"{"jsonrpc":"2.0","id":"a\"b","method":5}"#));
+        assert_eq!(reply(&got[0]).as_deref(), Some(r#""a\"b""#), "{got:?}");
         // A null id is a notification's (no answer is due).
         let got = frames(&frame(r#"{"jsonrpc":"2.0","id":null,"method":"exit"}"#));
         assert!(matches!(&got[..], [Incoming::Message(Message::Notification(_))]), "{got:?}");
+        // A response to no request of the server's is not answered.
+        let got = frames(&frame(r#"{"jsonrpc":"2.0","id":2147483648,"result":null}"#));
+        assert!(matches!(&got[..], [Incoming::Ignored]), "{got:?}");
     }
 
     #[test]
@@ -223,6 +295,23 @@ mod tests {
             matches!(got.last(), Some(Incoming::Message(Message::Request(r))) if r.method == "shutdown"),
             "{got:?}"
         );
+        // A stray line among the headers of a good frame costs nothing; one before a
+        // frame, or an unframed body over several lines, costs one error each.
+        let body = r#"{"jsonrpc":"2.0","id":3,"method":"shutdown"}"#;
+        let inputs = [
+            format!("Content-Length: {}\r\nNo colon here\r\n\r\n{body}", body.len()),
+            format!("No colon here\r\n\r\n{}", frame(body)),
+            format!("Content-Length 9\r\n\r\n{{\n \"id\": 1\n}}{}", frame(body)),
+        ];
+        for input in inputs {
+            let got = frames(&input);
+            let last = got.last();
+            assert!(
+                matches!(last, Some(Incoming::Message(Message::Request(r))) if r.id == 3.into()),
+                "{input:?}: {got:?}"
+            );
+            assert!(got[..got.len() - 1].iter().all(|f| reply(f).as_deref() == Some("null")));
+        }
     }
 
     #[test]

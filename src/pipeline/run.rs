@@ -67,12 +67,44 @@ pub fn run_front_streaming(
     verify_fronts(vec![(source, front)], Instant::now(), worker_count(opts), opts, sink)
 }
 
-/// Worker threads for `opts.jobs` (0: one per core).
-fn worker_count(opts: &Options) -> usize {
-    if opts.jobs == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        opts.jobs
+/// Worker threads for `opts.jobs` (0: one per core), capped by what the machine can
+/// hold: at most [`JOBS_PER_CORE`] per core (verification is all computation: more
+/// workers only take turns on the cores, each holding a Z3 context and a large stack
+/// in the meantime), and at most one per [`MEMORY_PER_WORKER`] of the memory available.
+pub fn worker_count(opts: &Options) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let wanted = if opts.jobs == 0 { cores } else { opts.jobs };
+    let by_memory = available_memory().map_or(usize::MAX, |m| (m / MEMORY_PER_WORKER) as usize);
+    wanted.min(cores.saturating_mul(JOBS_PER_CORE)).min(by_memory).max(1)
+}
+
+/// The most workers per core (`worker_count`).
+pub const JOBS_PER_CORE: usize = 4;
+
+/// The memory one worker is given room for: a Z3 context with a member's terms, the
+/// worker's term tables and the touched part of its stack (a member of the examples
+/// peaks near 20 MB; hard ones reach several times that).
+pub const MEMORY_PER_WORKER: u64 = 96 << 20;
+
+/// Bytes of memory this process may still take: the system's available memory
+/// (`/proc/meminfo`), or less under a cgroup limit (`memory.max` less
+/// `memory.current`, cgroup v2). `None` where neither can be read.
+fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
+    let system = meminfo.as_deref().and_then(|m| {
+        let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb.saturating_mul(1024))
+    });
+    let read = |f: &str| {
+        std::fs::read_to_string(format!("/sys/fs/cgroup/{f}")).ok()?.trim().parse::<u64>().ok()
+    };
+    // `max` (no limit) does not parse: no cgroup bound.
+    let cgroup =
+        read("memory.max").map(|max| max.saturating_sub(read("memory.current").unwrap_or(0)));
+    match (system, cgroup) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

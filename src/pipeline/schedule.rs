@@ -1,16 +1,21 @@
 //! Running members on worker threads: a queue of members, `--jobs` workers with large
 //! stacks, results handed back in the queue's order as soon as every earlier member
-//! is done. A member that outlives its `--timeout` by a margin (a solver query that
-//! ignores its timeout) is abandoned: reported as `verification.timeout`, its worker
+//! is done. Each member runs with its own [`Interrupt`]: past its budget (`--timeout`,
+//! or the backstop without one) the scheduler interrupts its solver work, again at
+//! every poll, and the member ends as a timeout on its own thread. A member that
+//! outlives its budget by a margin even so (a solver query that checks neither its
+//! limits nor interrupts) is abandoned: reported as `verification.timeout`, its worker
 //! left behind and replaced, so every run ends. After Ctrl-C
-//! (`crate::pipeline::INTERRUPTED`), or once the run's own `Options::cancel` flag is set, no
-//! member starts, members in flight are abandoned unreported, and the caller is told
-//! the run was interrupted. Past the run's
-//! `--deadline`, nothing starts and every member not finished is a timeout.
+//! (`crate::pipeline::INTERRUPTED`), or once the run's own `Options::cancel` flag is
+//! set, no member starts, the members in flight are interrupted and left unreported
+//! (their workers end as soon as Z3 returns), and the caller is told the run was
+//! interrupted. Past the run's `--deadline`, nothing starts and every member not
+//! finished is a timeout.
 //!
 //! Architecture invariant: this module owns threads and time; it never looks inside
 //! a member's verification (that is `crate::pipeline::schedule::verify_one`).
 
+use crate::decider::Interrupt;
 use crate::guard::STACK_SIZE;
 use crate::guard::catch_panic;
 use crate::pipeline::MemberOutcome;
@@ -50,8 +55,82 @@ fn grace(timeout: f64) -> Duration {
 
 struct Shared {
     queue: Mutex<VecDeque<usize>>,
-    /// The members in flight, with when they started.
-    running: Mutex<std::collections::HashMap<usize, Instant>>,
+    /// The members in flight, with when they started, how to stop them and their
+    /// fingerprints.
+    running: Mutex<std::collections::HashMap<usize, (Instant, Interrupt, u64)>>,
+}
+
+impl Shared {
+    /// Interrupt every member in flight (the run stops), and keep at it for a while.
+    fn interrupt_all(&self) {
+        let members: Vec<(Interrupt, u64)> = self
+            .running
+            .lock()
+            .map(|r| r.values().map(|(_, i, fp)| (i.clone(), *fp)).collect())
+            .unwrap_or_default();
+        keep_interrupting(members);
+    }
+}
+
+/// The members (by [`fingerprint`]) whose solver work could not be stopped in this
+/// process: a query that checks neither its limits nor interrupts (Z3 4.8.12 on some
+/// nonlinear terms) keeps its thread busy for good. Such a member is not verified
+/// again unchanged: it is reported as a timeout at once, so that a server re-verifying
+/// a file after each edit does not leave one more busy thread behind each time.
+static STUCK: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+/// A member's text, name and the settings its verification depends on.
+fn fingerprint(it: &Item, config: &Config) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let m = &it.program.classes[it.member.class].members[it.member.member];
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    it.name.hash(&mut h);
+    it.text.get(m.span.start as usize..m.span.end as usize).unwrap_or_default().hash(&mut h);
+    (config.infer, config.merge, config.smoke, config.rlimit).hash(&mut h);
+    config.timeout.map(f64::to_bits).hash(&mut h);
+    h.finish()
+}
+
+fn note_stuck(fp: u64) {
+    let mut stuck = STUCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !stuck.contains(&fp) {
+        stuck.push(fp);
+    }
+}
+
+fn is_stuck(fp: u64) -> bool {
+    STUCK.lock().is_ok_and(|s| s.contains(&fp))
+}
+
+/// How long stopped members are interrupted again: an interrupt that arrives while
+/// no query is under way is lost (`Interrupt`), and a member that has not ended by
+/// then is one whose query ignores interrupts.
+const REINTERRUPT_FOR: Duration = Duration::from_secs(2);
+
+/// Interrupt `members` now and, on a small thread of its own, every 20 ms until each
+/// has ended or `REINTERRUPT_FOR` has passed; those still running then are noted as
+/// stuck (`STUCK`).
+fn keep_interrupting(members: Vec<(Interrupt, u64)>) {
+    for (m, _) in &members {
+        m.interrupt();
+    }
+    if members.iter().all(|(m, _)| m.finished()) {
+        return;
+    }
+    let _ = std::thread::Builder::new().stack_size(64 << 10).spawn(move || {
+        let until = Instant::now() + REINTERRUPT_FOR;
+        while Instant::now() < until && !members.iter().all(|(m, _)| m.finished()) {
+            std::thread::sleep(Duration::from_millis(20));
+            for (m, _) in &members {
+                m.interrupt();
+            }
+        }
+        for (m, fp) in &members {
+            if !m.finished() {
+                note_stuck(*fp);
+            }
+        }
+    });
 }
 
 fn spawn_worker(
@@ -72,11 +151,22 @@ fn spawn_worker(
                 }
                 let next = shared.queue.lock().ok().and_then(|mut q| q.pop_front());
                 let Some(wi) = next else { return };
-                if let Ok(mut r) = shared.running.lock() {
-                    r.insert(wi, Instant::now());
-                }
+                let interrupt = Interrupt::default();
                 let it = &items[wi];
-                let outcome = verify_and_replay(it, &config);
+                let fp = fingerprint(it, &config);
+                if let Ok(mut r) = shared.running.lock() {
+                    r.insert(wi, (Instant::now(), interrupt.clone(), fp));
+                }
+                let member_config = Config { interrupt: Some(interrupt.clone()), ..config.clone() };
+                let outcome = if is_stuck(fp) {
+                    not_again(it)
+                } else {
+                    verify_and_replay(it, &member_config)
+                };
+                if interrupt.requested() && stopped(&cancel) {
+                    // Cut short because the run stopped: no verdict, not reported.
+                    return;
+                }
                 if tx.send((wi, outcome)).is_err() {
                     return;
                 }
@@ -101,6 +191,28 @@ fn verify_and_replay(it: &Item, config: &Config) -> MemberOutcome {
         }
     }
     outcome
+}
+
+/// The outcome of a member whose verification got stuck before (`STUCK`).
+fn not_again(it: &Item) -> MemberOutcome {
+    let m = &it.program.classes[it.member.class].members[it.member.member];
+    MemberOutcome::Done(MemberResult {
+        member: it.member,
+        name: it.name.clone(),
+        kind: m.kind,
+        status: Status::Timeout,
+        errors: vec![VerificationError::plain(
+            "verification.timeout",
+            "timeout",
+            "not verified again: a solver query of this member, unchanged, could not be \
+             stopped earlier in this process"
+                .into(),
+            m.name.span,
+        )],
+        warnings: vec![],
+        time_ms: 0.0,
+        stats: None,
+    })
 }
 
 /// The outcome of a member abandoned past its budget (or the run's deadline).
@@ -177,13 +289,16 @@ pub fn run_members(
     // Without --timeout, a member is still abandoned past the backstop: every run
     // ends, and no solver query pays for a timer (Z3 starts one per timed query).
     let limit = config.timeout.unwrap_or(crate::verify::DEFAULT_TIMEOUT);
-    let budget = Duration::from_secs_f64(limit) + grace(limit);
+    let over = Duration::from_secs_f64(limit);
+    let budget = over + grace(limit);
     let mut results: Vec<Option<MemberOutcome>> = (0..n).map(|_| None).collect();
     let mut next = 0;
     let mut last_check = Instant::now();
     while next < n {
         if opts.stopped() {
-            // Report what finished (in order, skipping what did not), then stop.
+            // Stop the members in flight; report what finished (in order, skipping
+            // what did not), then stop.
+            shared.interrupt_all();
             while let Ok((wi, outcome)) = rx.try_recv() {
                 if results[wi].is_none() && wi >= next {
                     results[wi] = Some(outcome);
@@ -226,6 +341,7 @@ pub fn run_members(
             if let Ok(mut q) = shared.queue.lock() {
                 q.clear();
             }
+            shared.interrupt_all();
             while let Ok((wi, outcome)) = rx.try_recv() {
                 if results[wi].is_none() && wi >= next {
                     results[wi] = Some(outcome);
@@ -243,9 +359,19 @@ pub fn run_members(
                 .running
                 .lock()
                 .map(|r| {
+                    for (t, i, _) in r.values() {
+                        if t.elapsed() > over {
+                            // Past its budget: stop its solver work (again, should
+                            // the last interrupt have come between two queries).
+                            i.interrupt();
+                        }
+                    }
                     r.iter()
-                        .filter(|(_, t)| t.elapsed() > budget)
-                        .map(|(wi, t)| (*wi, t.elapsed()))
+                        .filter(|(_, (t, _, _))| t.elapsed() > budget)
+                        .map(|(wi, (t, _, fp))| {
+                            note_stuck(*fp);
+                            (*wi, t.elapsed())
+                        })
                         .collect()
                 })
                 .unwrap_or_default();
@@ -305,5 +431,53 @@ pub fn verify_one(
             span: m.name.span,
             message,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::with_big_stack;
+    use crate::syntax::ast::MemberRef;
+
+    /// A query Z3 works on for minutes, ignoring its resource limit (nonlinear
+    /// arithmetic), which an interrupt stops: the member ends as a timeout (never as a
+    /// failure: the assertion holds), on its own thread, soon after the interrupt.
+    #[test]
+    fn an_interrupt_stops_a_member_inside_its_query() {
+        let text = "class N {\n  static void m(int x, int y, int z, int w)\n    requires x > 1 && y > 1 && z > 1 && w > 1;\n  {\n    assert x * y * z * w != 1000000016000000063;\n  }\n}\n";
+        let program = crate::source::front_text(text).unwrap();
+        let interrupt = Interrupt::default();
+        let config = Config { interrupt: Some(interrupt.clone()), ..Config::default() };
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let member = MemberRef { class: 0, member: 0 };
+            let outcome = with_big_stack(|| verify_one(&program, 1, member, "N.m", &config));
+            let _ = tx.send(outcome);
+        });
+        std::thread::sleep(Duration::from_millis(500));
+        keep_interrupting(vec![(interrupt.clone(), 0)]);
+        // Without the interrupt, the query runs on for minutes.
+        let outcome = rx.recv_timeout(Duration::from_secs(120)).expect("the member ends");
+        let MemberOutcome::Done(r) = outcome else { panic!("{outcome:?}") };
+        assert_eq!(r.status, Status::Timeout, "{r:?}");
+        assert!(r.errors.iter().all(|e| e.id == "verification.timeout"), "{r:?}");
+        assert!(interrupt.finished(), "its Z3 context is gone");
+    }
+
+    /// An interrupt made before the member starts: it never asks Z3 anything.
+    #[test]
+    fn an_interrupted_member_asks_nothing() {
+        let program =
+            crate::source::front_text("class A { static void m(int x) { assert x * x >= 0; } }")
+                .unwrap();
+        let interrupt = Interrupt::default();
+        interrupt.interrupt();
+        let config = Config { interrupt: Some(interrupt), stats: true, ..Config::default() };
+        let member = MemberRef { class: 0, member: 0 };
+        let outcome = with_big_stack(|| verify_one(&program, 2, member, "A.m", &config));
+        let MemberOutcome::Done(r) = outcome else { panic!("{outcome:?}") };
+        assert_eq!(r.status, Status::Timeout, "{r:?}");
+        assert_eq!(r.stats.map(|s| s.queries), Some(0));
     }
 }

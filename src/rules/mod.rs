@@ -317,6 +317,7 @@ impl<'p> Verifier<'p> {
             dec: {
                 let mut d = Decider::new(timeout);
                 d.set_rlimit(config.rlimit);
+                d.set_interrupt(config.interrupt.clone());
                 d
             },
             config,

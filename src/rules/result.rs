@@ -29,6 +29,9 @@ pub struct Config {
     /// Z3's resource limit per solver query (`--rlimit`; `None`: none): unlike
     /// `timeout`, the same on every machine and under any load.
     pub rlimit: Option<u32>,
+    /// Stops this member's verification from another thread (the scheduler gives each
+    /// member its own); a stopped member ends as a timeout, never verified.
+    pub interrupt: Option<crate::decider::Interrupt>,
 }
 
 /// Z3's resource units a solver query may spend by default (`--rlimit`): about seven
@@ -55,6 +58,7 @@ impl Default for Config {
             smoke: false,
             merge: true,
             rlimit: Some(DEFAULT_RLIMIT),
+            interrupt: None,
         }
     }
 }

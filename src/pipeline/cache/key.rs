@@ -59,7 +59,17 @@ pub fn tool_id() -> &'static str {
 /// `--deadline` (a member cut by it is a timeout, never cached) or the output format
 /// (entries hold data, not text).
 pub fn config_key(config: &Config) -> String {
-    let Config { infer, timeout, trace, counterexample, stats: _, smoke, merge, rlimit } = config;
+    let Config {
+        infer,
+        timeout,
+        trace,
+        counterexample,
+        stats: _,
+        smoke,
+        merge,
+        rlimit,
+        interrupt: _,
+    } = config;
     format!(
         "infer={infer} timeout={timeout:?} trace={trace} counterexample={counterexample} smoke={smoke} merge={merge} rlimit={rlimit:?}"
     )
