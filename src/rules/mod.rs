@@ -34,6 +34,7 @@ pub mod ghost;
 pub mod info;
 pub mod join;
 pub mod ledger;
+pub mod paths;
 pub mod produce;
 pub mod quant;
 pub mod result;
@@ -263,6 +264,11 @@ pub struct Verifier<'p> {
     /// Axiom instances of pure methods' definitions and postconditions assumed on this
     /// member's paths (`--stats`; one per instance and path that assumed it).
     pub axiom_instances: u64,
+    /// Distinct inputs solved per path end, for testing (`paths.rs`); 0: none.
+    pub path_inputs: usize,
+    /// The path ends recorded when `path_inputs > 0`, and those past the bound.
+    pub path_ends: Vec<paths::PathEnd>,
+    pub path_ends_dropped: u64,
 }
 
 /// When less than this much stack is left, the rules continue on a new segment.
@@ -372,6 +378,9 @@ impl<'p> Verifier<'p> {
             read_mode: false,
             no_bounds: false,
             perm_view: None,
+            path_inputs: 0,
+            path_ends: Vec::new(),
+            path_ends_dropped: 0,
         }
     }
 
@@ -399,6 +408,7 @@ impl<'p> Verifier<'p> {
         }
         if self.timed_out {
             self.ledger.timeout += 1;
+            self.end_path(None, paths::PathEndKind::OutOfBudget);
         }
         self.timed_out
     }
@@ -409,6 +419,10 @@ impl<'p> Verifier<'p> {
     pub fn fail(&mut self, state: &State, span: Span, reason: &'static str, what: String) {
         if self.report(state, span, reason, what) {
             self.ledger.failed += 1;
+            if let Some(f) = self.failures.last() {
+                let how = paths::PathEndKind::Failed { id: f.err.id, span: f.err.span };
+                self.end_path(Some(state), how);
+            }
         } else {
             self.ledger.pruned += 1;
         }

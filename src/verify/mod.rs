@@ -14,6 +14,8 @@ pub use crate::rules::result::{
     Status, TraceEntry, VerificationError,
 };
 
+pub use crate::rules::paths::{PathEnd, PathEndKind, PathInput};
+
 use crate::rules::Verifier;
 use crate::rules::info::Info;
 use crate::syntax::ast::{MemberRef, Program, Span};
@@ -182,6 +184,45 @@ pub fn verify_member_with(
         if config.smoke && status == Status::Verified { smoke(&v, m, &name) } else { vec![] };
     warnings.extend(no_trigger(m));
     Ok(MemberResult { member, name, kind: m.kind, status, errors, warnings, time_ms, stats })
+}
+
+/// The paths of one member as the symbolic executor ran them, for testing: each
+/// path's end with up to `per_path` distinct inputs solved from its path condition.
+#[derive(Clone, Debug, Default)]
+pub struct Paths {
+    pub ends: Vec<PathEnd>,
+    /// Path ends past the recording bound (counted, without inputs).
+    pub dropped: u64,
+}
+
+/// Run the symbolic executor on `member` (as `verify_member_with` does, without
+/// merging the branches of an `if`, so that each path ends on its own) and return
+/// its path ends with inputs solved from their path conditions.
+pub fn explore_paths(
+    program: &Program,
+    info: &Info,
+    member: MemberRef,
+    config: &Config,
+    per_path: usize,
+) -> Result<Paths, String> {
+    program
+        .classes
+        .get(member.class)
+        .and_then(|c| c.members.get(member.member))
+        .ok_or_else(|| "no such member".to_string())?;
+    crate::state::term::reset_interner();
+    let mut config = config.clone();
+    config.merge = false;
+    let mut v = Verifier::new(program, info, config);
+    v.path_inputs = per_path.max(1);
+    v.verify(member);
+    if !v.ledger.balanced() {
+        return Err(format!("internal error: a path ended outside the ledger ({:?})", v.ledger));
+    }
+    if let Some(f) = v.failures.iter().find(|f| f.err.id == "internal.error") {
+        return Err(f.err.message.clone());
+    }
+    Ok(Paths { ends: std::mem::take(&mut v.path_ends), dropped: v.path_ends_dropped })
 }
 
 /// LANGUAGE.md section 13, step 6: a value quantifier of the member for which no
