@@ -269,6 +269,9 @@ pub struct Verifier<'p> {
     /// The path ends recorded when `path_inputs > 0`, and those past the bound.
     pub path_ends: Vec<paths::PathEnd>,
     pub path_ends_dropped: u64,
+    /// The goal whose refutation is failing the path now (`check`), so that the inputs
+    /// solved for the failed path violate it.
+    pub failing_goal: Option<Term>,
 }
 
 /// When less than this much stack is left, the rules continue on a new segment.
@@ -381,6 +384,7 @@ impl<'p> Verifier<'p> {
             path_inputs: 0,
             path_ends: Vec::new(),
             path_ends_dropped: 0,
+            failing_goal: None,
         }
     }
 
@@ -555,7 +559,11 @@ impl<'p> Verifier<'p> {
                 true
             }
             Answer::Refuted => {
+                if self.path_inputs > 0 {
+                    self.failing_goal = Some(goal.clone());
+                }
                 self.fail(state, span, reason, what());
+                self.failing_goal = None;
                 if reason == "assertion.false"
                     || reason == "division.by.zero"
                     || reason == "index.out.of.bounds"

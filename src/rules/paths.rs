@@ -167,7 +167,9 @@ impl Verifier<'_> {
             }
             out
         };
-        let models = self.dec.path_models(&terms, &more, self.path_inputs);
+        // A failed check: the inputs violate its goal.
+        let violated = self.failing_goal.clone().map(Term::not);
+        let models = self.dec.path_models(violated, &terms, &more, self.path_inputs);
         let mut out = vec![];
         for (values, extra) in models {
             let at = |i: usize| -> Option<ModelValue> {
