@@ -518,13 +518,15 @@ impl Decider {
         z3::fresh_model_values(&sigma, t, terms, timeout_ms, self.rlimit)
     }
 
-    /// Up to `k` distinct models of the path condition (and `also`), read at `terms` (and at what
+    /// Up to `k` distinct models of the path condition (and `also`; satisfying `prefer`
+    /// too when some do), read at `terms` (and at what
     /// `more` asks for once those are read): the inputs of a path, for testing
     /// (`z3::fresh_distinct_models`). Empty when the time budget is spent or the path
     /// condition has no model.
     pub fn path_models(
         &mut self,
         also: Option<Term>,
+        prefer: &[Term],
         terms: &[Term],
         more: &dyn Fn(&[Option<String>]) -> Vec<Term>,
         k: usize,
@@ -541,7 +543,7 @@ impl Decider {
         };
         let mut sigma: Vec<Term> = self.pc.iter().map(|e| e.term.clone()).collect();
         sigma.extend(also);
-        z3::fresh_distinct_models(&sigma, terms, more, k, timeout_ms, self.rlimit)
+        z3::fresh_distinct_models(&sigma, prefer, terms, more, k, timeout_ms, self.rlimit)
     }
 
     /// The path condition, for traces.

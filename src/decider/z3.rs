@@ -1330,9 +1330,11 @@ impl Backend {
 }
 
 /// Up to `k` distinct models of `assumptions` (see `Backend::distinct_models`), in a
-/// new Z3 context made for this question, as `fresh_model_values` does.
+/// new Z3 context made for this question, as `fresh_model_values` does; models that
+/// also satisfy `prefer` when there are any.
 pub fn fresh_distinct_models(
     assumptions: &[Term],
+    prefer: &[Term],
     terms: &[Term],
     more: &dyn Fn(&[Option<String>]) -> Vec<Term>,
     k: usize,
@@ -1348,6 +1350,20 @@ pub fn fresh_distinct_models(
     }
     for a in assumptions {
         b.assert(a);
+    }
+    // Small inputs first (a run on an array of a million elements, or a loop to a
+    // large bound, says little more and may spend the interpreter's budget); any
+    // inputs when there are no small ones.
+    if !prefer.is_empty() {
+        b.push();
+        for p in prefer {
+            b.assert(p);
+        }
+        let small = b.distinct_models(terms, more, k);
+        if !small.is_empty() {
+            return small;
+        }
+        b.pop();
     }
     b.distinct_models(terms, more, k)
 }

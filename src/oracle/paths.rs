@@ -3,7 +3,13 @@
 //! by the time budget), the solver gives up to a few distinct models of the path
 //! condition (`rules/paths.rs`); each becomes a concrete input state (as a replayed
 //! counterexample does, `replay::inputs_with_elements`) and the interpreter runs it.
-//! Random input states are used only when the solver gives none.
+//! Random input states are used only where the solver gives none that reach a path:
+//! when some path end has no model (or was not recorded), when the precondition
+//! accepts no solved input, or when some path is not reached concretely by its inputs
+//! (values the model does not give, such as those folded inside predicate instances;
+//! a loop whose iterations the model does not fix). The random states are those of
+//! `idf-verify test` without `--paths` (the same seeds), so such a member gets at least
+//! what random testing finds.
 //!
 //! Coverage: a path's end is *reached concretely* when a run from an input solved
 //! from that path ends the way the path ends: a failed path by a concrete failure
@@ -17,7 +23,7 @@
 //! `verify::explore_paths` and the interpreter, and never prints.
 
 use crate::interp::inputs::{complete, random_inputs};
-use crate::interp::{Inputs, Outcome, line_of, run_member};
+use crate::interp::{Inputs, Limits, Outcome, line_of, run_member_with};
 use crate::oracle::testing::{Found, MemberReport, PathCounts, note_failure};
 use crate::rules::info::Info;
 use crate::syntax::ast::{MemberRef, Program};
@@ -27,9 +33,21 @@ use crate::verify::{Config, PathEndKind, explore_paths};
 /// (values the model does not give, e.g. fields folded inside predicate instances).
 const COMPLETIONS: u64 = 8;
 
+/// The interpreter's budgets for a run: a tenth of the default steps and a twentieth
+/// of the default nesting. A run that needs more is counted out of steps (never a
+/// verdict); a member that loops or recurses for ever on some inputs (a pure method
+/// that calls itself) would otherwise spend most of the testing time there.
+const LIMITS: Limits = Limits { steps: 100_000, depth: 1_000, max_array: 1_000_000 };
+
+/// Explore paths as verification does, merging the states in which the branches of
+/// an `if` end: a path end's condition then allows each combination of branches, and
+/// its models choose among them (distinct models tend to choose differently).
+/// Without merging, `n` `if`s in a row are `2^n` paths.
+const MERGE: bool = true;
+
 /// Test `member` on inputs solved from its paths' conditions; `runs` random inputs
-/// (seeded by `seed`) where the solver gives none. `Err` is an internal error of the
-/// symbolic executor.
+/// (seeded by `seed`) where the solver gives none that reach a path. `Err` is an
+/// internal error of the symbolic executor.
 #[allow(clippy::too_many_arguments)]
 pub fn test_member_paths(
     program: &Program,
@@ -42,7 +60,7 @@ pub fn test_member_paths(
     runs: u64,
     seed: u64,
 ) -> Result<MemberReport, String> {
-    let explored = explore_paths(program, info, member, config, per_path)?;
+    let explored = explore_paths(program, info, member, config, per_path, MERGE)?;
     let mut report = MemberReport::default();
     let mut counts = PathCounts {
         paths: explored.ends.len() as u64 + explored.dropped,
@@ -82,7 +100,7 @@ pub fn test_member_paths(
             }
             for inputs in candidates {
                 report.runs += 1;
-                let outcome = run_member(program, member, &inputs);
+                let outcome = run_member_with(program, member, &inputs, LIMITS);
                 let ended = match &outcome {
                     Outcome::Rejected(_) => continue,
                     Outcome::OutOfSteps => {
@@ -114,13 +132,13 @@ pub fn test_member_paths(
         }
         counts.reached += u64::from(reached);
     }
-    if unsolved || report.accepted == 0 {
+    if unsolved || report.accepted == 0 || counts.reached < counts.paths {
         counts.random = runs;
         for k in 0..runs {
             let s = seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
             let inputs: Inputs = random_inputs(program, member, s);
             report.runs += 1;
-            match run_member(program, member, &inputs) {
+            match run_member_with(program, member, &inputs, LIMITS) {
                 Outcome::Rejected(_) => continue,
                 Outcome::Passed => {}
                 Outcome::OutOfSteps => report.out_of_steps += 1,

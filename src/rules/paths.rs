@@ -14,7 +14,7 @@ use crate::rules::result::{EntryModel, ModelValue};
 use crate::state::State;
 use crate::state::chunk::ChunkKind;
 use crate::state::heap::Heap;
-use crate::state::term::{Sort, Term};
+use crate::state::term::{Op, Sort, Term};
 use crate::syntax::ast::Span;
 
 /// How a path ended.
@@ -49,6 +49,8 @@ pub struct PathEnd {
 pub const MAX_PATH_ENDS: usize = 256;
 /// Elements read per array (an array longer than this has the rest at their default).
 pub const MAX_ELEMENTS: usize = 64;
+/// Integer inputs are preferred within `-SMALL ..= SMALL`.
+pub const SMALL: i64 = 1000;
 
 /// The model value of a printed Z3 value of sort `sort`.
 fn model_value(sort: Sort, raw: &str) -> ModelValue {
@@ -136,6 +138,10 @@ impl Verifier<'_> {
             .map(|t| Term::eq(t.clone(), Term::null()))
             .collect();
         terms.extend(nulls);
+        // `null` is an element of the model's universe like any other: a reference is
+        // null when its value is null's.
+        let null_at = terms.len();
+        terms.push(Term::null());
         // Once the lengths are known: each array chunk's elements (and, for a
         // segment, whether it covers the index).
         let lengths = |values: &[Option<String>]| -> Vec<usize> {
@@ -169,12 +175,26 @@ impl Verifier<'_> {
         };
         // A failed check: the inputs violate its goal.
         let violated = self.failing_goal.clone().map(Term::not);
-        let models = self.dec.path_models(violated, &terms, &more, self.path_inputs);
+        // Small values preferred: integers within SMALL, lengths within MAX_ELEMENTS.
+        let prefer: Vec<Term> = terms
+            .iter()
+            .filter(|t| t.sort() == Sort::Int)
+            .flat_map(|t| {
+                let hi = if matches!(t.op(), Op::Len) { MAX_ELEMENTS as i64 } else { SMALL };
+                [Term::le(Term::int(-SMALL), t.clone()), Term::le(t.clone(), Term::int(hi))]
+            })
+            .collect();
+        let models = self.dec.path_models(violated, &prefer, &terms, &more, self.path_inputs);
         let mut out = vec![];
         for (values, extra) in models {
+            let null = values.get(null_at).cloned().flatten();
+            let value = |sort: Sort, raw: &str| match sort {
+                Sort::Ref if null.as_deref() == Some(raw) => ModelValue::Null,
+                _ => model_value(sort, raw),
+            };
             let at = |i: usize| -> Option<ModelValue> {
                 let raw = values.get(i)?.as_ref()?;
-                Some(model_value(terms[i].sort(), raw))
+                Some(value(terms[i].sort(), raw))
             };
             let mut entry = EntryModel::default();
             for (k, x) in store.iter().enumerate() {
@@ -206,7 +226,7 @@ impl Verifier<'_> {
                         Some(_) => e.next().cloned().flatten().is_some_and(|b| b == "true"),
                         None => true,
                     };
-                    elems.push(v.filter(|_| covered).map(|raw| model_value(sort, &raw)));
+                    elems.push(v.filter(|_| covered).map(|raw| value(sort, &raw)));
                 }
                 elements.push((a, elems));
             }

@@ -62,10 +62,11 @@ impl<'p> Verifier<'p> {
                 let snap = v.fresh("s", Sort::Snap);
                 v.mode = Mode::WellFormed;
                 v.ledger.started += 1;
-                v.produce(s, snap, body, &|v, _, ()| {
+                v.produce(s, snap, body, &|v, s, ()| {
                     v.paths += 1;
                     v.reach_end();
                     v.ledger.completed += 1;
+                    v.end_path(Some(&s), PathEndKind::Completed);
                 });
                 v.mode = Mode::Stmt;
             }),

@@ -195,15 +195,16 @@ pub struct Paths {
     pub dropped: u64,
 }
 
-/// Run the symbolic executor on `member` (as `verify_member_with` does, without
-/// merging the branches of an `if`, so that each path ends on its own) and return
-/// its path ends with inputs solved from their path conditions.
+/// Run the symbolic executor on `member` (as `verify_member_with` does; with `merge`
+/// false, the branches of every `if` are explored as separate paths) and return its
+/// path ends with inputs solved from their path conditions.
 pub fn explore_paths(
     program: &Program,
     info: &Info,
     member: MemberRef,
     config: &Config,
     per_path: usize,
+    merge: bool,
 ) -> Result<Paths, String> {
     program
         .classes
@@ -212,7 +213,7 @@ pub fn explore_paths(
         .ok_or_else(|| "no such member".to_string())?;
     crate::state::term::reset_interner();
     let mut config = config.clone();
-    config.merge = false;
+    config.merge = merge;
     let mut v = Verifier::new(program, info, config);
     v.path_inputs = per_path.max(1);
     v.verify(member);
