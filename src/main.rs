@@ -47,7 +47,8 @@ struct Cli {
 enum Command {
     /// Verify files or folders (what `idf-verify PATH...` does).
     Verify(VerifyArgs),
-    /// Run every member concretely on random input states (a testing oracle).
+    /// Run every member concretely on inputs solved from its paths, or random ones (a
+    /// testing oracle).
     Test(TestArgs),
     /// Speak the Language Server Protocol on stdin and stdout (for editors).
     ///
@@ -149,13 +150,15 @@ struct VerifyArgs {
 const MAX_TIMEOUT: f64 = 7.0 * 24.0 * 3600.0;
 const MAX_JOBS: usize = 256;
 
-/// `idf-verify test PATHS`: run every member concretely on random input states.
+/// `idf-verify test PATHS`: run every member concretely on inputs solved from its
+/// paths' conditions (or, with `--random`, on random input states).
 #[derive(clap::Args, Debug)]
 struct TestArgs {
     /// Files, or folders searched recursively for *.jv.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
-    /// Input states tried per member.
+    /// Random input states tried per member (with --paths: per member the solved
+    /// inputs do not cover).
     #[arg(long, value_name = "N", default_value_t = 100)]
     runs: u64,
     /// Seed of the input generator.
@@ -164,11 +167,15 @@ struct TestArgs {
     /// Run only this member (repeatable); the constructor is `Class.new`.
     #[arg(long = "method", value_name = "Class.member")]
     methods: Vec<String>,
-    /// Whitebox testing: inputs solved from the path conditions of the symbolic
-    /// executor's paths (random inputs only where the solver gives none); reports
-    /// path coverage.
-    #[arg(long = "paths")]
+    /// Whitebox testing (the default): inputs solved from the path conditions of the
+    /// symbolic executor's paths (random inputs only where the solver gives none that
+    /// reach a path); reports path coverage.
+    #[arg(long = "paths", conflicts_with = "random")]
     solve: bool,
+    /// Random input states only (rejected when they do not satisfy the precondition),
+    /// no symbolic execution.
+    #[arg(long)]
+    random: bool,
     /// With --paths: distinct inputs solved per path.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100))]
     per_path: usize,
@@ -214,7 +221,8 @@ fn test_main(cli: TestArgs) -> i32 {
         runs: cli.runs,
         seed: cli.seed,
         methods: cli.methods,
-        solve: cli.solve,
+        // `--paths` is the default; `--random` turns it off.
+        solve: cli.solve || !cli.random,
         per_path: cli.per_path,
         timeout: cli.timeout,
         save: cli.save,

@@ -1248,7 +1248,7 @@ impl Backend {
                 let extra = more(&values);
                 let new: Vec<Term> =
                     extra.iter().filter(|t| !touched.contains(*t)).cloned().collect();
-                if new.is_empty() || rounds == 3 {
+                if new.is_empty() || rounds == 1 {
                     let Some((values, extra_values, block)) = self.read_model(terms, &extra) else {
                         break 'models;
                     };

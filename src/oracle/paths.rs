@@ -1,7 +1,7 @@
-//! `idf-verify test --paths`: whitebox testing. The symbolic executor runs a member
-//! (without merging branches) and, at every path end (completed, failed, or stopped
-//! by the time budget), the solver gives up to a few distinct models of the path
-//! condition (`rules/paths.rs`); each becomes a concrete input state (as a replayed
+//! `idf-verify test --paths` (the default): whitebox testing. The symbolic executor
+//! runs a member (as verification does) and, at every path end (completed, failed,
+//! or stopped by the time budget), the solver gives up to a few distinct models of
+//! the path condition (`rules/paths.rs`); each becomes a concrete input state (as a replayed
 //! counterexample does, `replay::inputs_with_elements`) and the interpreter runs it.
 //! Random input states are used only where the solver gives none that reach a path:
 //! when some path end has no model (or was not recorded), when the precondition
