@@ -1,26 +1,36 @@
 #!/usr/bin/env python3
-"""Run time against the number of members in one file (issue: linear in members).
+"""Run time against the number of members in one file (linear in members).
 
-Writes files of N small members (each a method with a predicate-framed contract and a
-pure getter, as in the paper's Cell) and times `target/release/idf-verify` on each with
-hyperfine (median of --runs runs), then prints time per member. Per-program work (the
-checked program's facts, the pure methods' definitions) is done once per worker thread,
-so time should grow linearly.
+Shapes of file (each member small, N members in one file):
+  cell    N methods with a predicate-framed contract and a pure getter, as in the
+          paper's Cell (the contracts are decided without a solver query);
+  free    N/2 classes, each a predicate over a field and a pure method requiring it:
+          N members that need no solver, N/2 pure methods (a member's check used to
+          revisit every pure method: quadratic);
+  pure    one class of N pure methods with a precondition (N pure methods);
+  stream  as pure, about 5 MB at N = 80,000: also reports when the first and the
+          last line of the human output arrive (results stream as they finish).
 
-  python3 benches/members.py                 # N = 1000, 2000, 5000, 10000
-  python3 benches/members.py --sizes 1000 20000 --runs 3
+Each file is verified by `target/release/idf-verify --no-cache -q` `--runs` times; the
+median wall time, the median CPU time (user + system, all threads: less sensitive to
+other load) and the peak resident memory are printed per size.
+
+  python3 benches/members.py                              # cell: 1000 .. 10000
+  python3 benches/members.py --shape free --sizes 1500 6000 20000
+  python3 benches/members.py --shape stream --sizes 80421 --runs 1
 """
 import argparse
-import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def program(n):
+def cell(n):
     lines = ["class Many {", "  int f;", "  predicate p() { return acc(f); }",
              "  pure int get() requires p(); { return f; }"]
     for i in range(n):
@@ -29,27 +39,72 @@ def program(n):
     return "\n".join(lines) + "\n"
 
 
+def free(n):
+    return "".join(
+        f"class C{i} {{ int f; predicate p() {{ return acc(f); }} "
+        f"pure int g() requires p(); {{ return {i}; }} }}\n"
+        for i in range(n // 2))
+
+
+def pure(n):
+    lines = ["class A {", "  int f;"]
+    for i in range(n):
+        lines.append(f"  pure int g{i}(int x) requires x > 0; {{ return x + {i}; }}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+SHAPES = {"cell": cell, "free": free, "pure": pure, "stream": pure}
+
+
+def timed(cmd):
+    """(wall s, cpu s, peak KB, first-line s, last-line s) of one run."""
+    start = time.monotonic()
+    first = last = None
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE)
+    for _ in p.stdout:
+        last = time.monotonic() - start
+        if first is None:
+            first = last
+    p.stdout.close()
+    # This child's own resource use (CPU of all its threads, its peak memory).
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - start
+    cpu = usage.ru_utime + usage.ru_stime
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}")
+    return wall, cpu, usage.ru_maxrss, first, last
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--shape", choices=sorted(SHAPES), default="cell")
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 5000, 10000])
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--bin", default=os.path.join(ROOT, "target/release/idf-verify"))
     a = ap.parse_args()
-    rows = []
+    stream = a.shape == "stream"
+    print(f"shape {a.shape}")
+    print("| members | bytes | median wall | median CPU | CPU per member | peak RSS |"
+          + (" first line | last line |" if stream else ""))
+    print("|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if stream else ""))
     with tempfile.TemporaryDirectory() as d:
         for n in a.sizes:
-            path = os.path.join(d, f"many_{n}.jv")
+            path = os.path.join(d, f"{a.shape}_{n}.jv")
             with open(path, "w") as f:
-                f.write(program(n))
-            out = os.path.join(d, "h.json")
-            subprocess.run(["hyperfine", "-N", "-w", "1", "-r", str(a.runs), "--export-json", out,
-                            f"{a.bin} --no-cache {path}"], check=True, capture_output=True)
-            median = json.load(open(out))["results"][0]["median"]
-            rows.append((n, median))
-    print("| members | median | per member |")
-    print("|---:|---:|---:|")
-    for n, t in rows:
-        print(f"| {n} | {t * 1000:.0f} ms | {t / n * 1e6:.1f} µs |")
+                f.write(SHAPES[a.shape](n))
+            # Without -q for stream: every member's line shows when it arrives.
+            cmd = [a.bin, "--no-cache"] + ([] if stream else ["-q"]) + [path]
+            runs = [timed(cmd) for _ in range(a.runs)]
+            wall = statistics.median(r[0] for r in runs)
+            cpu = statistics.median(r[1] for r in runs)
+            rss = max(r[2] for r in runs)
+            row = (f"| {n} | {os.path.getsize(path)} | {wall:.2f} s | {cpu:.2f} s | "
+                   f"{cpu / n * 1e6:.0f} µs | {rss // 1024} MB |")
+            if stream:
+                row += f" {runs[0][3]:.2f} s | {runs[0][4]:.2f} s |"
+            print(row, flush=True)
     return 0
 
 

@@ -8,11 +8,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static STDERR_FAILED: AtomicBool = AtomicBool::new(false);
 
-/// Write one line on stderr.
+/// Write one line on stderr. A closed pipe (`2>&1 | head`) is the reader's choice, as
+/// on stdout, not a failure; any other error (a full disk) is.
 pub fn err_line(args: std::fmt::Arguments<'_>) {
     let mut e = std::io::stderr().lock();
-    if writeln!(e, "{args}").and_then(|()| e.flush()).is_err() {
-        STDERR_FAILED.store(true, Ordering::SeqCst);
+    match writeln!(e, "{args}").and_then(|()| e.flush()) {
+        Ok(()) => {}
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(_) => STDERR_FAILED.store(true, Ordering::SeqCst),
     }
 }
 

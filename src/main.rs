@@ -276,10 +276,12 @@ fn merge_main(cli: MergeArgs) -> i32 {
     let files = cli.files;
     let mut docs = vec![];
     for f in &files {
+        // Named in messages exactly and harmlessly (`source::shown_path`).
+        let name = quoted(f);
         match read_shard(f) {
-            Ok(bytes) => docs.push((f.display().to_string(), bytes)),
+            Ok(bytes) => docs.push((name, bytes)),
             Err(e) => {
-                idf_verify::say!("error: cannot read `{}`: {e}", f.display());
+                idf_verify::say!("error: cannot read `{name}`: {e}");
                 return 2;
             }
         }
@@ -293,8 +295,19 @@ fn merge_main(cli: MergeArgs) -> i32 {
     }
 }
 
-/// A shard document: a regular file (a FIFO or a device would block or never end),
-/// read on the handle that was checked.
+/// A path as messages for the terminal quote it: not UTF-8 escaped as `\xNN`, control
+/// characters as `\u{..}`.
+fn quoted(path: &std::path::Path) -> String {
+    let shown = idf_verify::source::shown_path(path);
+    idf_verify::source::escape_controls(&shown).into_owned()
+}
+
+/// The largest shard document read (a run of 100,000 members with statistics writes
+/// about 60 MB): a larger file is refused, not read into memory.
+const MAX_SHARD_BYTES: u64 = 256 << 20;
+
+/// A shard document: a regular file (a FIFO or a device would block or never end) of
+/// at most [`MAX_SHARD_BYTES`], read on the handle that was checked.
 fn read_shard(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let mut options = std::fs::OpenOptions::new();
@@ -304,12 +317,26 @@ fn read_shard(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NONBLOCK);
     }
-    let mut file = options.open(path)?;
-    if !file.metadata()?.is_file() {
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }
+    let too_big = || {
+        std::io::Error::other(format!(
+            "larger than {} MiB: not a shard document",
+            MAX_SHARD_BYTES >> 20
+        ))
+    };
+    if meta.len() > MAX_SHARD_BYTES {
+        return Err(too_big());
+    }
+    // The file may grow after the check: never read more than the bound.
     let mut bytes = vec![];
-    file.read_to_end(&mut bytes)?;
+    file.take(MAX_SHARD_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SHARD_BYTES {
+        return Err(too_big());
+    }
     Ok(bytes)
 }
 
@@ -431,7 +458,15 @@ fn clap_exit(e: &clap::Error) -> i32 {
     match written {
         Ok(()) => e.exit_code(),
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => e.exit_code(),
-        Err(_) => 3,
+        Err(err) => {
+            // Help and version go to stdout, usage errors to stderr: say so on stderr
+            // (which, when it is the stream that failed, stays silent: still exit 3).
+            if e.use_stderr() {
+                return 3;
+            }
+            idf_verify::say!("error: cannot write the help: {err}");
+            3
+        }
     }
 }
 
@@ -505,7 +540,9 @@ fn verify_main(cli: VerifyArgs) -> i32 {
     };
     progress.finish();
     if !run.unmatched_methods.is_empty() {
-        idf_verify::say!("error: no member matches --method {}", run.unmatched_methods.join(", "));
+        let names = run.unmatched_methods.join(", ");
+        let names = idf_verify::source::escape_controls(&names);
+        idf_verify::say!("error: no member matches --method {names}");
         return 2;
     }
     let (written, code) = if cli.expect {
@@ -536,7 +573,7 @@ fn verify_main(cli: VerifyArgs) -> i32 {
                         if run.cache.hits == 1 { "" } else { "s" },
                         run.cache.misses,
                         run.cache.stored,
-                        dir.display()
+                        quoted(dir)
                     ),
                     _ => Ok(()),
                 }),
@@ -586,7 +623,12 @@ fn expect_mode(run: &Run, json: bool) -> (std::io::Result<()>, i32) {
         for m in &ms {
             out.push_str(&m.render(&f.source.path));
             out.push('\n');
-            listed.push(m.to_json(&f.source.path));
+            let mut m = m.to_json(&f.source.path);
+            if let Some(raw) = &f.source.raw_path {
+                // A name that is not UTF-8: `path` is escaped, these are its bytes.
+                m["path_bytes"] = serde_json::json!(raw);
+            }
+            listed.push(m);
         }
     }
     out.push_str(&format!(

@@ -17,8 +17,23 @@ use std::path::{Path, PathBuf};
 /// UTF-8, for rendering and for reading expectation comments).
 #[derive(Clone, Debug)]
 pub struct Source {
+    /// The path as reports show it ([`shown_path`]): the name itself when it is UTF-8.
     pub path: String,
     pub text: String,
+    /// The name's bytes when they are not UTF-8 (then `path` is escaped, not the name).
+    pub raw_path: Option<Vec<u8>>,
+}
+
+impl Source {
+    /// A source whose name is UTF-8 (a file named by a string, an editor's buffer).
+    pub fn new(path: impl Into<String>, text: impl Into<String>) -> Source {
+        Source { path: path.into(), text: text.into(), raw_path: None }
+    }
+
+    /// The name's exact bytes (for URIs: never the escaped `path`).
+    pub fn path_bytes(&self) -> &[u8] {
+        self.raw_path.as_deref().unwrap_or(self.path.as_bytes())
+    }
 }
 
 /// Files named on the command line, with folders searched recursively for `*.jv`
@@ -65,41 +80,51 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 /// (a FIFO named `x.jv` would block for ever); a UTF-8 byte-order mark is dropped.
 pub fn load(path: &Path) -> (Source, Result<String, InputError>) {
     let shown = shown_path(path);
+    let raw = raw_path(path);
+    // Messages quote the name harmlessly; `Source::path` keeps it as it is.
+    let quoted = escape_controls(&shown).into_owned();
     let io_error = |message: String| {
         let err =
             InputError { id: "io.error", message, span: None, label: String::new(), notes: vec![] };
-        (Source { path: shown.clone(), text: String::new() }, Err(err))
+        (Source { path: shown.clone(), text: String::new(), raw_path: raw.clone() }, Err(err))
     };
     match std::fs::metadata(path) {
-        Err(e) => return io_error(format!("cannot read `{shown}`: {e}")),
+        Err(e) => return io_error(format!("cannot read `{quoted}`: {e}")),
         Ok(m) if m.is_dir() => {
-            return io_error(format!("cannot read the folder `{shown}` (or one of its entries)"));
+            return io_error(format!("cannot read the folder `{quoted}` (or one of its entries)"));
         }
         Ok(m) if !m.is_file() => {
-            return io_error(format!("`{shown}` is not a regular file"));
+            return io_error(format!("`{quoted}` is not a regular file"));
         }
         Ok(_) => {}
     }
     match std::fs::read(path) {
-        Err(e) => io_error(format!("cannot read `{shown}`: {e}")),
+        Err(e) => io_error(format!("cannot read `{quoted}`: {e}")),
         Ok(mut bytes) => {
             if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
                 bytes.drain(..3);
             }
-            load_bytes(shown, bytes)
+            let (mut source, text) = load_bytes(shown, bytes);
+            source.raw_path = raw;
+            (source, text)
         }
     }
 }
 
-/// A path as reports show it: its bytes as UTF-8, each byte that is not shown as
-/// `\xNN` (a lossy `U+FFFD` would make two different names look the same).
+/// A path as reports show it: a UTF-8 name as it is; a name that is not UTF-8 with
+/// each byte that is not as `\xNN` and each `\` as `\\` (a lossy `U+FFFD` would make
+/// two different names look the same; the doubled `\` keeps two such names apart).
 pub fn shown_path(path: &Path) -> String {
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;
+        let bytes = path.as_os_str().as_bytes();
+        if let Ok(s) = std::str::from_utf8(bytes) {
+            return s.to_string();
+        }
         let mut out = String::new();
-        for chunk in path.as_os_str().as_bytes().utf8_chunks() {
-            out.push_str(chunk.valid());
+        for chunk in bytes.utf8_chunks() {
+            out.push_str(&chunk.valid().replace('\\', "\\\\"));
             for b in chunk.invalid() {
                 out.push_str(&format!("\\x{b:02x}"));
             }
@@ -112,9 +137,42 @@ pub fn shown_path(path: &Path) -> String {
     }
 }
 
+/// A file name as the terminal shows it: control and bidirectional formatting
+/// characters escaped (`\u{1b}`, `\u{202e}`), so a name holding an escape sequence
+/// cannot drive the terminal (also inside messages that quote the name).
+pub fn escape_controls(name: &str) -> std::borrow::Cow<'_, str> {
+    use crate::syntax::lexer::is_invisible_control;
+    if !name.chars().any(is_invisible_control) {
+        return name.into();
+    }
+    name.chars()
+        .map(
+            |c| {
+                if is_invisible_control(c) { c.escape_unicode().to_string() } else { c.to_string() }
+            },
+        )
+        .collect::<String>()
+        .into()
+}
+
+/// The bytes of a name that is not UTF-8 (`Source::raw_path`).
+fn raw_path(path: &Path) -> Option<Vec<u8>> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = path.as_os_str().as_bytes();
+        std::str::from_utf8(bytes).is_err().then(|| bytes.to_vec())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 fn load_bytes(shown: String, bytes: Vec<u8>) -> (Source, Result<String, InputError>) {
     match String::from_utf8(bytes) {
-        Ok(text) => (Source { path: shown, text: text.clone() }, Ok(text)),
+        Ok(text) => (Source { path: shown, text: text.clone(), raw_path: None }, Ok(text)),
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
             let bad = e.utf8_error().error_len().unwrap_or(1);
@@ -126,7 +184,7 @@ fn load_bytes(shown: String, bytes: Vec<u8>) -> (Source, Result<String, InputErr
                 Span::new(at, at + 3),
                 format!("{bad} invalid byte{}", if bad == 1 { "" } else { "s" }),
             );
-            (Source { path: shown, text }, Err(err))
+            (Source { path: shown, text, raw_path: None }, Err(err))
         }
     }
 }

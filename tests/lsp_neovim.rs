@@ -5,6 +5,8 @@
 //! assert shows a symbolic state. Without `nvim` the test fails under `CI=true` (CI
 //! installs it: `.ci/run`) and is skipped with a message elsewhere.
 
+mod skip;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -75,11 +77,9 @@ fn neovim_shows_the_diagnostics_lenses_and_hover() {
         .status()
         .is_ok_and(|s| s.success());
     if !has_nvim {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "nvim is missing under CI=true (.ci/run installs Debian's neovim)"
+        skip::skipped(
+            "nvim is not installed (apt-get install neovim; .ci/run does): the Neovim client check did not run",
         );
-        eprintln!("skipped: nvim is not installed (apt-get install neovim)");
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

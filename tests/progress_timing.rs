@@ -3,6 +3,8 @@
 //! and a JSON field only when asked), and no progress bar reaches a stderr that is not a
 //! terminal. No assertion depends on how long anything took.
 
+mod skip;
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -171,7 +173,7 @@ fn no_progress_bar_when_stderr_is_not_a_terminal() {
 fn on_a_terminal(args: &str) -> Option<String> {
     let probe = Command::new("script").arg("--version").output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        eprintln!("note: no `script` here; the terminal checks did not run");
+        skip::skipped("no `script` (util-linux) here: the terminal checks did not run");
         return None;
     }
     let out = Command::new("script")

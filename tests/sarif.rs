@@ -5,6 +5,8 @@
 //! snapshot; fingerprints survive a second run and moved lines; exit statuses are the
 //! other formats'.
 
+mod skip;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -271,11 +273,9 @@ fn multitool() -> Option<PathBuf> {
 #[test]
 fn microsofts_sarif_validator_finds_no_error() {
     let Some(tool) = multitool() else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true but the SARIF multitool is missing (.ci/run installs it)"
+        skip::skipped(
+            "@microsoft/sarif-multitool is not installed (.ci/run installs it): only the schema checks ran",
         );
-        eprintln!("note: @microsoft/sarif-multitool is not installed; only the schema checks ran");
         return;
     };
     let d = std::env::temp_dir().join(format!("idf-sarif-{}-multitool", std::process::id()));
@@ -328,7 +328,9 @@ fn microsofts_sarif_validator_finds_no_error() {
 #[test]
 fn every_error_id_of_the_language_is_a_rule() {
     let Ok(lang) = std::fs::read_to_string(root().join("../shared/LANGUAGE.md")) else {
-        eprintln!("note: no ../shared/LANGUAGE.md beside the checkout; rules not compared");
+        skip::skipped(
+            "no ../shared/LANGUAGE.md beside the checkout: the rules were not compared with its error ids",
+        );
         return;
     };
     let (_, doc) = sarif(&["examples/cell.jv"]);

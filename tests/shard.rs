@@ -211,6 +211,45 @@ fn documents_that_do_not_merge_are_refused() {
     m[0]["status"] = serde_json::json!("proved");
     let status = dir.join("status.json");
     std::fs::write(&status, doc.to_string()).unwrap();
+    // Counts that are not non-negative integers, and times that are not times.
+    let mut numbers = vec![];
+    for (i, bad) in [serde_json::json!(-1), serde_json::json!(1.5), serde_json::json!("2")]
+        .into_iter()
+        .enumerate()
+    {
+        let mut doc = json(&std::fs::read_to_string(&a).unwrap());
+        doc["shard"]["count"] = bad;
+        let f = dir.join(format!("count-{i}.json"));
+        std::fs::write(&f, doc.to_string()).unwrap();
+        numbers.push((vec![f, b.clone()], "malformed `shard` key"));
+    }
+    let mut doc = json(&std::fs::read_to_string(&b).unwrap());
+    doc["summary"]["time_ms"] = serde_json::json!(-5);
+    let bad_time = dir.join("time.json");
+    std::fs::write(&bad_time, doc.to_string()).unwrap();
+    numbers.push((vec![a.clone(), bad_time], "time_ms"));
+    let mut doc = json(&std::fs::read_to_string(&b).unwrap());
+    let m = doc["files"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find_map(|f| f["members"].as_array_mut().filter(|m| !m.is_empty()))
+        .unwrap();
+    m[0]["time_ms"] = serde_json::json!("soon");
+    let member_time = dir.join("member-time.json");
+    std::fs::write(&member_time, doc.to_string()).unwrap();
+    numbers.push((vec![a.clone(), member_time], "time_ms"));
+    // Not regular files, or too large to be a shard's document: refused before reading
+    // (a sparse file: no disk used).
+    let big = dir.join("big.json");
+    std::fs::File::create(&big).unwrap().set_len(300 << 20).unwrap();
+    let mut odd: Vec<(Vec<PathBuf>, &str)> = vec![
+        (vec![dir.clone(), b.clone()], "not a regular file"),
+        (vec![big, b.clone()], "larger than 256 MiB"),
+    ];
+    if Path::new("/dev/zero").exists() {
+        odd.push((vec![PathBuf::from("/dev/zero"), b.clone()], "not a regular file"));
+    }
     // A FIFO is not a document (reading it would wait for a writer for ever).
     let fifo = dir.join("fifo.json");
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
@@ -231,6 +270,8 @@ fn documents_that_do_not_merge_are_refused() {
         (vec![a.clone(), status], "`proved`"),
     ]
     .into_iter()
+    .chain(numbers)
+    .chain(odd)
     .chain(have_fifo.then(|| (vec![fifo], "not a regular file")))
     {
         let (code, out, err) = merge(&docs);

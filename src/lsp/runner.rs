@@ -98,7 +98,7 @@ fn run(req: &RunRequest, send: &dyn Fn(Progress)) {
     if req.opts.stopped() {
         return;
     }
-    let source = Source { path: req.path.clone(), text: req.text.to_string() };
+    let source = Source::new(req.path.clone(), req.text.to_string());
     crate::pipeline::run::run_front_streaming(source, front, &req.opts, &mut |ev| {
         if let Event::Member(_, outcome) = ev {
             send(Progress::Member(Box::new(outcome.clone())));

@@ -14,6 +14,7 @@ use crate::interp::inputs::random_inputs;
 use crate::interp::value::ObjKind;
 use crate::interp::{Inputs, Outcome, line_of, run_member};
 use crate::source::collect_files;
+use crate::source::escape_controls;
 use crate::source::front_end;
 use crate::source::load;
 use crate::source::select_members;
@@ -269,7 +270,12 @@ pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
                 sum.input_errors += 1;
                 for e in errors {
                     let line = e.span.map(|s| line_of(&source.text, s)).unwrap_or(0);
-                    let msg = format!("{}:{line}: {}: {}", source.path, e.id, e.message);
+                    let msg = format!(
+                        "{}:{line}: {}: {}",
+                        escape_controls(&source.path),
+                        e.id,
+                        e.message
+                    );
                     if opts.json {
                         input_errors.push(serde_json::json!({
                             "file": source.path, "id": e.id, "line": line, "message": e.message,
@@ -282,13 +288,15 @@ pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
             }
         };
         let info = if opts.solve { Some(crate::rules::info::Info::new(&program)) } else { None };
+        // The path as messages quote it (control characters escaped).
+        let shown = escape_controls(&source.path);
         for (member, name) in select_members(&program, &opts.methods) {
             sum.members += 1;
             let report = match &info {
                 Some(info) => match crate::oracle::paths::test_member_paths(
                     &program,
                     info,
-                    &source.path,
+                    &shown,
                     &source.text,
                     member,
                     &config,
@@ -300,10 +308,10 @@ pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
                     Err(e) => {
                         sum.internal += 1;
                         crate::say!("internal error: {name}: {e}");
-                        test_member_random(&program, &source.path, &source.text, member, opts)
+                        test_member_random(&program, &shown, &source.text, member, opts)
                     }
                 },
-                None => test_member_random(&program, &source.path, &source.text, member, opts),
+                None => test_member_random(&program, &shown, &source.text, member, opts),
             };
             sum.runs += report.runs;
             sum.accepted += report.accepted;

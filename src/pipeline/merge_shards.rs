@@ -130,6 +130,12 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), MergeError> {
                             format!("shard {k}/{count} does not report `{name}` of {path}")
                         })?;
                     taken[k - 1] += 1;
+                    // Copied into the merged document: a time must be one.
+                    if !theirs.get("time_ms").is_some_and(is_time) {
+                        return Err(MergeError::Inconsistent(format!(
+                            "shard {k}/{count}: member `{name}` of {path} has no time_ms (a non-negative number of milliseconds)"
+                        )));
+                    }
                     match theirs.get("status").and_then(Value::as_str) {
                         Some("verified") => verified += 1,
                         Some("failed") => failed += 1,
@@ -155,6 +161,12 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), MergeError> {
                 }
                 let mut f = Map::new();
                 f.insert("path".into(), path.into());
+                // A name that is not UTF-8: its exact bytes, as every shard has them.
+                if let Some(bytes) =
+                    shard_files.iter().find_map(|sf| sf.get(path).and_then(|x| x.get("path_bytes")))
+                {
+                    f.insert("path_bytes".into(), bytes.clone());
+                }
                 f.insert("status".into(), "ok".into());
                 f.insert("diagnostics".into(), Value::Array(vec![]));
                 f.insert("members".into(), Value::Array(members));
@@ -179,10 +191,18 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), MergeError> {
         };
         files.push(file);
     }
-    let time = shards
-        .iter()
-        .filter_map(|v| v.get("summary").and_then(|s| s.get("time_ms")).and_then(Value::as_f64))
-        .fold(0.0, f64::max);
+    let mut time: f64 = 0.0;
+    for (k, v) in shards.iter().enumerate() {
+        match v.get("summary").and_then(|s| s.get("time_ms")) {
+            Some(t) if is_time(t) => time = time.max(t.as_f64().unwrap_or(0.0)),
+            _ => {
+                return Err(MergeError::Inconsistent(format!(
+                    "shard {}/{count}: the summary has no time_ms (a non-negative number of milliseconds)",
+                    k + 1
+                )));
+            }
+        }
+    }
     let mut summary = Map::new();
     summary.insert("verified".into(), verified.into());
     summary.insert("failed".into(), failed.into());
@@ -213,12 +233,18 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), MergeError> {
     Ok((text, code))
 }
 
+/// A time in milliseconds as the documents write it: a finite number, not negative.
+fn is_time(v: &Value) -> bool {
+    v.as_f64().is_some_and(|t| t.is_finite() && t >= 0.0)
+}
+
 /// The keys of the documents in the order `report::json` writes them (one order that
 /// fits every object of the schema); unknown keys follow, sorted.
 const ORDER: &[&str] = &[
     "version",
     "files",
     "path",
+    "path_bytes",
     "name",
     "kind",
     "status",

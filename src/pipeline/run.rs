@@ -223,7 +223,7 @@ mod tests {
         use std::sync::Arc;
         use std::sync::atomic::{AtomicBool, Ordering};
         let text = "class A { void a() { } void b() { assert 1 == 2; } }";
-        let source = Source { path: "a.jv".into(), text: text.into() };
+        let source = Source::new("a.jv", text);
         let run_with = |flag: &Arc<AtomicBool>| {
             let opts = Options { jobs: 1, cancel: Some(flag.clone()), ..Options::default() };
             let mut members = Vec::new();

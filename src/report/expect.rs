@@ -36,6 +36,7 @@ pub enum Mismatch {
 impl Mismatch {
     /// `file:line: expected X, got nothing` / `unexpected Y at file:line: message`.
     pub fn render(&self, path: &str) -> String {
+        let path = crate::source::escape_controls(path);
         match self {
             Mismatch::Missing { line, id } => format!("{path}:{line}: expected {id}, got nothing"),
             Mismatch::Unexpected { line: 0, id, message } => {

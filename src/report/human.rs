@@ -40,13 +40,24 @@ pub fn render<W: WriteColor>(w: &mut W, run: &Run, opts: HumanOptions) -> io::Re
     summary_line(w, &summarize(run), run.time_ms, run.interrupted)
 }
 
-/// The source as shown under diagnostics: each ASCII control byte other than tab and
-/// line ends becomes `?` (same length, so spans still fit), so a NUL in the input is
-/// visible and the caret under it is drawn.
+/// The source as shown under diagnostics: each control character other than tab and
+/// line ends, and each bidirectional formatting character, becomes `?` (ASCII), `¿`
+/// (two bytes) or `\u{fffd}` (three): the same length, so spans still fit; a NUL in the
+/// input is visible and the caret under it is drawn, and no escape sequence or reordering
+/// of the source reaches the terminal.
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
-    let hidden = |c: char| c.is_ascii_control() && !matches!(c, '\t' | '\n' | '\r');
+    let hidden =
+        |c: char| crate::syntax::lexer::is_invisible_control(c) && !matches!(c, '\t' | '\n' | '\r');
     if text.contains(hidden) {
-        text.chars().map(|c| if hidden(c) { '?' } else { c }).collect::<String>().into()
+        text.chars()
+            .map(|c| match (hidden(c), c.len_utf8()) {
+                (false, _) => c,
+                (true, 1) => '?',
+                (true, 2) => '¿',
+                (true, _) => '\u{fffd}',
+            })
+            .collect::<String>()
+            .into()
     } else {
         text.into()
     }
@@ -300,14 +311,4 @@ pub fn verification_diagnostic(e: &VerificationError, lines: &Lines<'_>) -> Diag
         .with_notes(notes)
 }
 
-/// A file name as the terminal shows it: control characters escaped (`\u{1b}`), so a
-/// name holding an escape sequence cannot drive the terminal.
-pub fn escape_controls(name: &str) -> std::borrow::Cow<'_, str> {
-    if !name.chars().any(char::is_control) {
-        return name.into();
-    }
-    name.chars()
-        .map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() })
-        .collect::<String>()
-        .into()
-}
+pub use crate::source::escape_controls;

@@ -28,7 +28,11 @@ pub struct Document<'a> {
 
 #[derive(Serialize)]
 pub struct FileJson<'a> {
+    /// The file's name; escaped when it is not UTF-8 (`source::shown_path`), and then
+    /// its exact bytes are `path_bytes`.
     pub path: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<&'a [u8]>,
     /// `ok`, `input-error` (or `internal-error` when the front end itself failed).
     pub status: &'static str,
     pub diagnostics: Vec<DiagnosticJson<'a>>,
@@ -198,7 +202,7 @@ fn internal<'a>(
 /// errors, or one member with its file's path.
 pub fn event_line(ev: &crate::pipeline::Event<'_>, views: &mut super::FileView) -> Option<String> {
     use crate::pipeline::Event;
-    let v = match ev {
+    let mut v = match ev {
         Event::Planned(_) | Event::File(_, None) => return None,
         Event::File(source, Some(errors)) => {
             let lines = Lines::new(&source.text);
@@ -218,6 +222,12 @@ pub fn event_line(ev: &crate::pipeline::Event<'_>, views: &mut super::FileView) 
             serde_json::json!({"file": source.path, "member": member})
         }
     };
+    if let Event::File(source, _) | Event::Member(source, _) = ev
+        && let Some(raw) = &source.raw_path
+    {
+        // A name that is not UTF-8: `file` is escaped, these are its bytes.
+        v["file_bytes"] = serde_json::json!(raw);
+    }
     Some(v.to_string())
 }
 
@@ -256,9 +266,11 @@ pub fn document_with(run: &Run, slowest_n: Option<usize>) -> Document<'_> {
         .map(|f| {
             let lines = Lines::new(&f.source.text);
             let path = f.source.path.as_str();
+            let path_bytes = f.source.raw_path.as_deref();
             match &f.status {
                 FileStatus::Input(errors) => FileJson {
                     path,
+                    path_bytes,
                     status: if errors.iter().any(|e| e.id == "internal.error") {
                         "internal-error"
                     } else {
@@ -269,6 +281,7 @@ pub fn document_with(run: &Run, slowest_n: Option<usize>) -> Document<'_> {
                 },
                 FileStatus::Checked(members) => FileJson {
                     path,
+                    path_bytes,
                     status: "ok",
                     diagnostics: Vec::new(),
                     members: members

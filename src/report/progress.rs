@@ -199,7 +199,7 @@ mod tests {
         use crate::source::Source;
         use crate::syntax::InputError;
         use crate::syntax::ast::{MemberKind, Span};
-        let src = Source { path: "a.jv".into(), text: String::new() };
+        let src = Source::new("a.jv", "");
         let internal = MemberOutcome::Internal {
             name: "A.m".into(),
             kind: MemberKind::Method,

@@ -256,18 +256,32 @@ pub fn fingerprint_hash(id: &str, reason: &str, member: &str, text: &str, span: 
 /// A path as a URI reference: (uri, base id). Relative paths stay relative (forward
 /// slashes, `./` dropped) against [`SRCROOT`]; absolute ones become `file://` URIs.
 pub fn path_uri(path: &str) -> (String, Option<&'static str>) {
-    let p = Path::new(path);
+    path_bytes_uri(path.as_bytes())
+}
+
+/// [`path_uri`] of a name's exact bytes (a name that is not UTF-8 is percent-encoded
+/// byte for byte, never from an escaped or lossy string).
+pub fn path_bytes_uri(path: &[u8]) -> (String, Option<&'static str>) {
     // `\` separates folders only on Windows; elsewhere it is a character of a name
     // (percent-encoded like any other).
-    let slashed =
-        if std::path::MAIN_SEPARATOR == '\\' { path.replace('\\', "/") } else { path.into() };
-    if p.is_absolute() {
-        let s = if slashed.starts_with('/') { slashed } else { format!("/{slashed}") };
+    let slashed: Vec<u8> = if std::path::MAIN_SEPARATOR == '\\' {
+        path.iter().map(|&b| if b == b'\\' { b'/' } else { b }).collect()
+    } else {
+        path.to_vec()
+    };
+    if Path::new(&*String::from_utf8_lossy(path)).is_absolute() {
+        let mut s = slashed;
+        if !s.starts_with(b"/") {
+            s.insert(0, b'/');
+        }
         (format!("file://{}", percent_encode(&s)), None)
     } else {
-        let mut s = slashed.as_str();
-        while let Some(rest) = s.strip_prefix("./") {
-            s = rest.trim_start_matches('/');
+        let mut s = slashed.as_slice();
+        while let Some(rest) = s.strip_prefix(b"./") {
+            s = rest;
+            while let Some(r) = s.strip_prefix(b"/") {
+                s = r;
+            }
         }
         (percent_encode(s), Some(SRCROOT))
     }
@@ -275,9 +289,9 @@ pub fn path_uri(path: &str) -> (String, Option<&'static str>) {
 
 /// Percent-encode everything but unreserved characters and `/` (so a `:` in a relative
 /// path cannot read as a scheme).
-fn percent_encode(s: &str) -> String {
+fn percent_encode(s: &[u8]) -> String {
     let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
+    for &b in s {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
             out.push(b as char);
         } else {
@@ -289,9 +303,22 @@ fn percent_encode(s: &str) -> String {
 
 /// The working directory as a `file://` URI ending in `/`.
 fn dir_uri(dir: &Path) -> String {
-    let (uri, _) = path_uri(&dir.display().to_string());
+    let (uri, _) = path_bytes_uri(&os_bytes(dir));
     let uri = if uri.starts_with("file://") { uri } else { format!("file:///{uri}") };
     if uri.ends_with('/') { uri } else { format!("{uri}/") }
+}
+
+/// A path's bytes (on Unix, exactly).
+fn os_bytes(p: &Path) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        p.as_os_str().as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        p.to_string_lossy().into_owned().into_bytes()
+    }
 }
 
 /// Builds the results of one file.
@@ -430,7 +457,7 @@ pub fn document(run: &Run, opts: &SarifOptions) -> Value {
     let mut results = Vec::new();
     let mut notes = Vec::new();
     for (index, f) in run.files.iter().enumerate() {
-        let (uri, base) = path_uri(&f.source.path);
+        let (uri, base) = path_bytes_uri(f.source.path_bytes());
         let mut artifact = json!({"uri": uri});
         if let Some(base) = base {
             artifact["uriBaseId"] = json!(base);
@@ -563,6 +590,15 @@ mod tests {
         assert_eq!(dir_uri(Path::new("/work/x")), "file:///work/x/");
         #[cfg(unix)]
         assert_eq!(path_uri("a\\b.jv").0, "a%5Cb.jv");
+        // A name that is not UTF-8: its bytes, never an escape or U+FFFD.
+        assert_eq!(path_bytes_uri(b"./n\xffx.jv"), ("n%FFx.jv".into(), Some(SRCROOT)));
+        assert_eq!(path_bytes_uri(b"/t/\x1b[1m.jv").0, "file:///t/%1B%5B1m.jv");
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            let dir = Path::new(std::ffi::OsStr::from_bytes(b"/w/\xfe"));
+            assert_eq!(dir_uri(dir), "file:///w/%FE/");
+        }
     }
 
     #[test]

@@ -177,12 +177,18 @@ impl<'p> Verifier<'p> {
         if self.translating {
             return;
         }
-        let mut all: Vec<MemberRef> = self.info.funcs.keys().copied().collect();
-        all.sort();
-        for p in all {
+        // Definitions are only ever added: the prefix of `func_order` found translated
+        // stays so (`Info::translated`), and each member scans only what follows it.
+        let done = &self.info.translated[usize::from(self.config.infer)];
+        let order = &self.info.func_order;
+        let mut i = done.get();
+        while i < order.len() {
+            let p = order[i];
             if !self.defs.borrow().contains_key(&p) {
                 self.translate_closure(p);
             }
+            i += 1;
+            done.set(i);
         }
     }
 

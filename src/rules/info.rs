@@ -64,6 +64,13 @@ pub struct Info {
     /// Pure-method definitions translated so far for this program (with and without
     /// inference), shared by the members verified with this `Info`.
     pub defs: [crate::rules::definition::Defs; 2],
+    /// The pure methods in a fixed order (`MemberRef` order), and for each `defs`, how
+    /// long a prefix of that order is known to be translated: each member's check
+    /// starts by translating what is missing, and this watermark keeps that O(1) per
+    /// member once all are done (rescanning every pure method per member made a file of
+    /// N members quadratic).
+    pub func_order: Vec<MemberRef>,
+    pub translated: [std::cell::Cell<usize>; 2],
 }
 
 impl Info {
@@ -92,6 +99,8 @@ impl Info {
             recursive: HashSet::new(),
             group: HashMap::new(),
             defs: Default::default(),
+            func_order: Vec::new(),
+            translated: Default::default(),
         };
         for (ci, c) in prog.classes.iter().enumerate() {
             for (mi, m) in c.members.iter().enumerate() {
@@ -147,10 +156,14 @@ impl Info {
         let mut order = funcs.clone();
         order.sort();
         info.group = components(&info.deps, &order);
+        info.func_order = order;
+        let mut group_size: HashMap<usize, usize> = HashMap::new();
+        for g in info.group.values() {
+            *group_size.entry(*g).or_default() += 1;
+        }
         for f in funcs {
-            let g = info.group.get(&f);
             let self_call = info.deps.get(&f).is_some_and(|d| d.contains(&f));
-            let shared = info.group.iter().any(|(h, x)| *h != f && Some(x) == g);
+            let shared = info.group.get(&f).is_some_and(|g| group_size.get(g) > Some(&1));
             if self_call || shared {
                 info.recursive.insert(f);
             }

@@ -32,6 +32,7 @@ pub mod eval;
 pub mod exec;
 pub mod ghost;
 pub mod info;
+pub mod interval;
 pub mod join;
 pub mod ledger;
 pub mod paths;

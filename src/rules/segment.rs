@@ -26,6 +26,7 @@
 
 use crate::decider::Answer;
 use crate::rules::consume::QC;
+use crate::rules::interval;
 use crate::rules::{Q, Verifier, elem_of};
 use crate::state::State;
 use crate::state::chunk::{Chunk, ChunkKind};
@@ -161,7 +162,8 @@ impl<'p> Verifier<'p> {
                 o.covers(&x),
                 c.covers(&x),
             ]);
-            if guard.is_false() {
+            // Segments that cannot overlap, by their bounds' syntax, need no fact.
+            if guard.is_false() || interval::empty(&Term::and(o.covers(&x), c.covers(&x)), &x) {
                 continue;
             }
             let (r1, r2) = (
@@ -460,7 +462,7 @@ impl<'p> Verifier<'p> {
     /// Is the condition `c` (over the index symbol) provably empty? `Err(true)` when
     /// the solver gave up.
     fn empty(&mut self, c: &Term) -> Result<bool, bool> {
-        if c.is_false() {
+        if interval::empty(c, &Chunk::index()) {
             return Ok(true);
         }
         let k = self.fresh("k", Sort::Int);

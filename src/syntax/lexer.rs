@@ -223,24 +223,37 @@ impl fmt::Display for Tok<'_> {
 
 pub type Spanned<'a> = (usize, Tok<'a>, usize);
 
-/// Lex the whole text. On failure, every lexical error of the file is returned.
+/// A character that changes how a terminal shows the text around it without being
+/// shown itself: a control character (C0, DEL, C1: an escape sequence starts with one)
+/// or a bidirectional formatting character (which can make text read in another order
+/// than it is, "Trojan Source"). Messages and names show such characters escaped.
+pub fn is_invisible_control(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Lex the whole text. On failure, the first lexical error of each line that has one
+/// (the front end keeps one input error per line): later bad characters on a line cost
+/// O(1) each, so a line of N of them is lexed in O(N).
 pub fn lex(src: &str) -> Result<Vec<Spanned<'_>>, Vec<InputError>> {
-    let mut lexer = Lexer { src, bytes: src.as_bytes(), pos: 0 };
+    let mut lexer =
+        Lexer { src, bytes: src.as_bytes(), pos: 0, errors: Vec::new(), quiet_until: 0 };
     let mut toks = Vec::new();
-    let mut errors = Vec::new();
     while let Some(item) = lexer.next_token() {
-        match item {
-            Ok(t) => toks.push(t),
-            Err(e) => errors.push(e),
+        if let Some(t) = item {
+            toks.push(t);
         }
     }
-    if errors.is_empty() { Ok(toks) } else { Err(errors) }
+    if lexer.errors.is_empty() { Ok(toks) } else { Err(lexer.errors) }
 }
 
 struct Lexer<'a> {
     src: &'a str,
     bytes: &'a [u8],
     pos: usize,
+    errors: Vec<InputError>,
+    /// The end of the line of the last error: errors before it are not made.
+    quiet_until: usize,
 }
 
 impl<'a> Lexer<'a> {
@@ -248,8 +261,21 @@ impl<'a> Lexer<'a> {
         self.bytes.get(self.pos + ahead).copied().unwrap_or(0)
     }
 
+    /// Record the error `make` builds at byte `at`, unless its line has one already.
+    fn report(&mut self, at: usize, make: impl FnOnce() -> InputError) {
+        if at < self.quiet_until {
+            return;
+        }
+        self.quiet_until =
+            match self.bytes[at.min(self.bytes.len())..].iter().position(|&b| b == b'\n') {
+                Some(i) => at + i + 1,
+                None => self.bytes.len() + 1,
+            };
+        self.errors.push(make());
+    }
+
     /// Skip whitespace and comments; an unterminated block comment is an error.
-    fn skip_trivia(&mut self) -> Result<(), InputError> {
+    fn skip_trivia(&mut self) {
         loop {
             match (self.peek(0), self.peek(1)) {
                 (b' ' | b'\t' | b'\n' | b'\r' | b'\x0c', _) => self.pos += 1,
@@ -264,23 +290,26 @@ impl<'a> Lexer<'a> {
                         Some(i) => self.pos = start + 2 + i + 2,
                         None => {
                             self.pos = self.bytes.len();
-                            return Err(InputError::parse(
-                                "unterminated comment: `/*` is never closed by `*/`",
-                                Span::new(start, start + 2),
-                                "comment starts here",
-                            ));
+                            self.report(start, || {
+                                InputError::parse(
+                                    "unterminated comment: `/*` is never closed by `*/`",
+                                    Span::new(start, start + 2),
+                                    "comment starts here",
+                                )
+                            });
+                            return;
                         }
                     }
                 }
-                _ => return Ok(()),
+                _ => return,
             }
         }
     }
 
-    fn next_token(&mut self) -> Option<Result<Spanned<'a>, InputError>> {
-        if let Err(e) = self.skip_trivia() {
-            return Some(Err(e));
-        }
+    /// The next token; `Some(None)` for a character that is not one (its error is
+    /// recorded); `None` at the end.
+    fn next_token(&mut self) -> Option<Option<Spanned<'a>>> {
+        self.skip_trivia();
         let start = self.pos;
         let c = self.peek(0);
         if self.pos >= self.bytes.len() {
@@ -292,23 +321,23 @@ impl<'a> Lexer<'a> {
             }
             let word = &self.src[start..self.pos];
             let tok = keyword(word).unwrap_or(Tok::Ident(word));
-            return Some(Ok((start, tok, self.pos)));
+            return Some(Some((start, tok, self.pos)));
         }
         if c.is_ascii_digit() {
             while self.peek(0).is_ascii_digit() {
                 self.pos += 1;
             }
             let text = &self.src[start..self.pos];
-            return Some(match text.parse::<i64>() {
-                Ok(n) => Ok((start, Tok::Int(n), self.pos)),
-                Err(_) => Ok((start, Tok::BigInt(text), self.pos)),
-            });
+            return Some(Some(match text.parse::<i64>() {
+                Ok(n) => (start, Tok::Int(n), self.pos),
+                Err(_) => (start, Tok::BigInt(text), self.pos),
+            }));
         }
-        let two = |t| Some(Ok((start, t, start + 2)));
+        let two = |t| Some(Some((start, t, start + 2)));
         match (c, self.peek(1), self.peek(2)) {
             (b'=', b'=', b'>') => {
                 self.pos += 3;
-                return Some(Ok((start, Tok::Implies, self.pos)));
+                return Some(Some((start, Tok::Implies, self.pos)));
             }
             (b'=', b'=', _) => {
                 self.pos += 2;
@@ -353,7 +382,7 @@ impl<'a> Lexer<'a> {
             b'}' => Tok::RBrace,
             b'(' => Tok::LParen,
             b')' => Tok::RParen,
-            b'[' => return Some(Ok(self.bracket())),
+            b'[' => return Some(Some(self.bracket())),
             b']' => Tok::RBracket,
             b';' => Tok::Semi,
             b',' => Tok::Comma,
@@ -372,16 +401,26 @@ impl<'a> Lexer<'a> {
             _ => {
                 let ch = self.src[start..].chars().next().unwrap_or('\u{fffd}');
                 self.pos += ch.len_utf8();
-                let shown = if ch.is_control() { format!("{:?}", ch) } else { format!("`{ch}`") };
-                return Some(Err(InputError::parse(
-                    format!("unexpected character {shown}"),
-                    Span::new(start, self.pos),
-                    "not part of the language",
-                )));
+                let end = self.pos;
+                self.report(start, || {
+                    let shown = if ch.is_control() {
+                        format!("{ch:?}")
+                    } else if is_invisible_control(ch) {
+                        format!("'{}'", ch.escape_unicode())
+                    } else {
+                        format!("`{ch}`")
+                    };
+                    InputError::parse(
+                        format!("unexpected character {shown}"),
+                        Span::new(start, end),
+                        "not part of the language",
+                    )
+                });
+                return Some(None);
             }
         };
         self.pos += 1;
-        Some(Ok((start, tok, self.pos)))
+        Some(Some((start, tok, self.pos)))
     }
 
     /// `[` alone, or `[` whitespace* `]` as the array-type token `[]`.
@@ -431,12 +470,28 @@ mod tests {
     }
 
     #[test]
+    fn invisible_characters_are_named_escaped() {
+        for (text, shown) in
+            [("\u{1b}", "'\\u{1b}'"), ("\u{202e}", "'\\u{202e}'"), ("\u{9b}", "'\\u{9b}'")]
+        {
+            let errs = lex(text).unwrap_err();
+            assert!(errs[0].message.ends_with(shown), "{}", errs[0].message);
+        }
+        assert!(lex("é").unwrap_err()[0].message.contains("`é`"));
+    }
+
+    #[test]
     fn comments_and_errors() {
         assert_eq!(toks("// x\n/* y */ z"), vec![Tok::Ident("z")]);
-        let errs = lex("a # b /* c").unwrap_err();
+        let errs = lex("a # b\n /* c").unwrap_err();
         assert_eq!(errs.len(), 2);
         assert!(errs[0].message.contains("`#`"));
         assert!(errs[1].message.contains("unterminated"));
+        // One error per line: the first.
+        let errs = lex("a # $ ?? \n@").unwrap_err();
+        assert_eq!(errs.len(), 2);
+        assert!(errs[0].message.contains("`#`"));
+        assert!(errs[1].message.contains("`@`"));
         // `int` is the mathematical integers: literals beyond i64 are kept as digits.
         assert_eq!(toks("99999999999999999999"), vec![Tok::BigInt("99999999999999999999")]);
     }
