@@ -47,7 +47,8 @@ struct Cli {
 enum Command {
     /// Verify files or folders (what `idf-verify PATH...` does).
     Verify(VerifyArgs),
-    /// Run every member concretely on random input states (a testing oracle).
+    /// Run every member concretely on inputs solved from its paths, or random ones (a
+    /// testing oracle).
     Test(TestArgs),
     /// Speak the Language Server Protocol on stdin and stdout (for editors).
     ///
@@ -173,13 +174,15 @@ enum CacheAction {
     Clear,
 }
 
-/// `idf-verify test PATHS`: run every member concretely on random input states.
+/// `idf-verify test PATHS`: run every member concretely on inputs solved from its
+/// paths' conditions (or, with `--random`, on random input states).
 #[derive(clap::Args, Debug)]
 struct TestArgs {
     /// Files, or folders searched recursively for *.jv.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
-    /// Input states tried per member.
+    /// Random input states tried per member (with --paths: per member the solved
+    /// inputs do not cover).
     #[arg(long, value_name = "N", default_value_t = 100)]
     runs: u64,
     /// Seed of the input generator.
@@ -188,6 +191,34 @@ struct TestArgs {
     /// Run only this member (repeatable); the constructor is `Class.new`.
     #[arg(long = "method", value_name = "Class.member")]
     methods: Vec<String>,
+    /// Whitebox testing (the default): inputs solved from the path conditions of the
+    /// symbolic executor's paths (random inputs only where the solver gives none that
+    /// reach a path); reports path coverage.
+    #[arg(long = "paths", conflicts_with = "random")]
+    solve: bool,
+    /// Random input states only (rejected when they do not satisfy the precondition),
+    /// no symbolic execution.
+    #[arg(long)]
+    random: bool,
+    /// With --paths: distinct inputs solved per path.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100))]
+    per_path: usize,
+    /// With --paths: the symbolic executor's time limit per member.
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    timeout: Option<f64>,
+    /// Write each distinct concrete failure into DIR as a regression test (a `.jv`
+    /// file: the program and a `main` that calls the member on the failing inputs).
+    #[arg(long, value_name = "DIR")]
+    save: Option<PathBuf>,
+    /// human: a line per member and the failures; json: one JSON document.
+    #[arg(long, value_enum, default_value = "human")]
+    format: TestFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum TestFormat {
+    Human,
+    Json,
 }
 
 /// `idf-verify lsp`: the server takes its settings from the client.
@@ -206,13 +237,20 @@ struct MergeArgs {
     files: Vec<PathBuf>,
 }
 
-/// `idf-verify test ...`: 0 no concrete failure, 1 some, 2 input errors.
+/// `idf-verify test ...`: 0 no concrete failure, 1 some, 2 input errors, 3 internal
+/// errors.
 fn test_main(cli: TestArgs) -> i32 {
     let opts = idf_verify::oracle::testing::TestOptions {
         paths: cli.paths,
         runs: cli.runs,
         seed: cli.seed,
         methods: cli.methods,
+        // `--paths` is the default; `--random` turns it off.
+        solve: cli.solve || !cli.random,
+        per_path: cli.per_path,
+        timeout: cli.timeout,
+        save: cli.save,
+        json: cli.format == TestFormat::Json,
     };
     let (sum, written) = idf_verify::guard::with_big_stack(|| {
         let mut out = Recording { inner: std::io::stdout().lock(), error: None };
@@ -220,7 +258,9 @@ fn test_main(cli: TestArgs) -> i32 {
         let flushed = out.flush();
         (sum, out.error.map_or(flushed, Err))
     });
-    let code = if sum.input_errors > 0 {
+    let code = if sum.internal > 0 {
+        3
+    } else if sum.input_errors > 0 {
         2
     } else if sum.failures > 0 {
         1

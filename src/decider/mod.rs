@@ -578,6 +578,34 @@ impl Decider {
         z3::fresh_model_values(&sigma, t, terms, timeout_ms, self.rlimit, self.interrupt.clone())
     }
 
+    /// Up to `k` distinct models of the path condition (and `also`; satisfying `prefer`
+    /// too when some do), read at `terms` (and at what
+    /// `more` asks for once those are read): the inputs of a path, for testing
+    /// (`z3::fresh_distinct_models`). Empty when the time budget is spent or the path
+    /// condition has no model.
+    pub fn path_models(
+        &mut self,
+        also: Option<Term>,
+        prefer: &[Term],
+        terms: &[Term],
+        more: &dyn Fn(&[Option<String>]) -> Vec<Term>,
+        k: usize,
+    ) -> Vec<z3::ModelRead> {
+        let timeout_ms = match self.deadline {
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return vec![];
+                }
+                Some(left.as_millis().min(u32::MAX as u128) as u32)
+            }
+            None => None,
+        };
+        let mut sigma: Vec<Term> = self.pc.iter().map(|e| e.term.clone()).collect();
+        sigma.extend(also);
+        z3::fresh_distinct_models(&sigma, prefer, terms, more, k, timeout_ms, self.rlimit)
+    }
+
     /// The path condition, for traces.
     pub fn path_condition(&self) -> &[PcEntry] {
         &self.pc

@@ -1307,3 +1307,154 @@ fn java_div(c: Z3_context, int: Z3_sort, a: Z3_ast, b: Z3_ast) -> Z3_ast {
         ok(Z3_mk_ite(c, same_sign, q, ok(Z3_mk_unary_minus(c, q), "-")), "ite")
     }
 }
+
+/// One model of a path condition, as `distinct_models` reads it: the values of the
+/// terms asked for, then of the terms `more` asked for after seeing those.
+pub type ModelRead = (Vec<Option<String>>, Vec<Option<String>>);
+
+impl Backend {
+    /// Up to `k` models of the assertions, each differing from the ones before in the
+    /// value of some `Int` or `Bool` term read (a blocking clause over the inputs,
+    /// asserted after each model). `more` names further terms to read once the first
+    /// values are known (array elements, once a length is). Those terms are made known
+    /// to the solver (as `t#k = t` for a new constant) before the model is read, so that
+    /// E-matching instantiates the quantified facts about them: the model then
+    /// satisfies what the path knows of each element read (a sorted array is sorted).
+    fn distinct_models(
+        &mut self,
+        terms: &[Term],
+        more: &dyn Fn(&[Option<String>]) -> Vec<Term>,
+        k: usize,
+    ) -> Vec<ModelRead> {
+        let mut out = vec![];
+        let mut touched = crate::state::term::TermSet::default();
+        'models: for _ in 0..k {
+            if self.check_with(&Term::tt()) != Sat::Sat {
+                break;
+            }
+            // Read, make the further terms known, check again, until they are all known.
+            let mut rounds = 0;
+            let (values, extra, block) = loop {
+                let Some((values, _, _)) = self.read_model(terms, &[]) else { break 'models };
+                let extra = more(&values);
+                let new: Vec<Term> =
+                    extra.iter().filter(|t| !touched.contains(*t)).cloned().collect();
+                if new.is_empty() || rounds == 1 {
+                    let Some((values, extra_values, block)) = self.read_model(terms, &extra) else {
+                        break 'models;
+                    };
+                    break (values, extra_values, block);
+                }
+                rounds += 1;
+                for t in new {
+                    self.touch(&t, touched.len());
+                    touched.insert(t);
+                }
+                if self.check_with(&Term::tt()) != Sat::Sat {
+                    break 'models;
+                }
+            };
+            out.push((values, extra));
+            if block.is_empty() {
+                break;
+            }
+            let c = self.ctx;
+            // SAFETY: Boolean ASTs of this context.
+            unsafe {
+                let all = ok(Z3_mk_and(c, block.len() as u32, block.as_ptr()), "and");
+                Z3_solver_assert(c, self.solver, ok(Z3_mk_not(c, all), "not"));
+            }
+        }
+        out
+    }
+
+    /// Assert `t#n = t` for a new constant `t#n`: the term `t` is then known to the
+    /// solver (E-matching instantiates quantifiers on it).
+    fn touch(&mut self, t: &Term, n: usize) {
+        let x = self.translate(t);
+        let c = self.ctx;
+        // SAFETY: ASTs and sorts of this context.
+        unsafe {
+            let sort = ok(Z3_get_sort(c, x), "a sort");
+            let k = ok(Z3_mk_const(c, symbol(c, &format!("touch#{n}")), sort), "a constant");
+            Z3_solver_assert(c, self.solver, ok(Z3_mk_eq(c, k, x), "="));
+        }
+    }
+
+    /// The values of `terms` and `extra` in the current model (after a `Sat` check),
+    /// and the equations `t = value` of those of sort `Int` or `Bool` (to block it).
+    #[allow(clippy::type_complexity)]
+    fn read_model(
+        &mut self,
+        terms: &[Term],
+        extra: &[Term],
+    ) -> Option<(Vec<Option<String>>, Vec<Option<String>>, Vec<Z3_ast>)> {
+        let asts: Vec<(Z3_ast, bool)> = terms
+            .iter()
+            .chain(extra)
+            .map(|t| (self.translate(t), matches!(t.sort(), Sort::Int | Sort::Bool)))
+            .collect();
+        let c = self.ctx;
+        // SAFETY: the model is counted while read and released after; each printed
+        // string is copied before the next call into Z3; every AST is of context `c`.
+        unsafe {
+            let m = Z3_solver_get_model(c, self.solver)?;
+            Z3_model_inc_ref(c, m);
+            let mut block = vec![];
+            let mut values = vec![];
+            for &(x, blockable) in &asts {
+                let mut v: Z3_ast = x;
+                if Z3_model_eval(c, m, x, true, &mut v) {
+                    if blockable {
+                        block.push(ok(Z3_mk_eq(c, x, v), "="));
+                    }
+                    values.push(Some(self.show(v)));
+                } else {
+                    values.push(None);
+                }
+            }
+            Z3_model_dec_ref(c, m);
+            let extra_values = values.split_off(terms.len());
+            Some((values, extra_values, block))
+        }
+    }
+}
+
+/// Up to `k` distinct models of `assumptions` (see `Backend::distinct_models`), in a
+/// new Z3 context made for this question, as `fresh_model_values` does; models that
+/// also satisfy `prefer` when there are any.
+pub fn fresh_distinct_models(
+    assumptions: &[Term],
+    prefer: &[Term],
+    terms: &[Term],
+    more: &dyn Fn(&[Option<String>]) -> Vec<Term>,
+    k: usize,
+    timeout_ms: Option<u32>,
+    rlimit: Option<u32>,
+) -> Vec<ModelRead> {
+    let mut b = Backend::new();
+    if let Some(ms) = timeout_ms {
+        b.set_timeout_ms(ms);
+    }
+    if let Some(n) = rlimit {
+        b.set_rlimit(n);
+    }
+    for a in assumptions {
+        b.assert(a);
+    }
+    // Small inputs first (a run on an array of a million elements, or a loop to a
+    // large bound, says little more and may spend the interpreter's budget); any
+    // inputs when there are no small ones.
+    if !prefer.is_empty() {
+        b.push();
+        for p in prefer {
+            b.assert(p);
+        }
+        let small = b.distinct_models(terms, more, k);
+        if !small.is_empty() {
+            return small;
+        }
+        b.pop();
+    }
+    b.distinct_models(terms, more, k)
+}

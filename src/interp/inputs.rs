@@ -179,8 +179,9 @@ pub fn random_inputs(program: &Program, member: MemberRef, seed: u64) -> Inputs 
 }
 
 /// Give random values to every field and element of `inputs` that `fixed` (object,
-/// slot) does not name, and random lengths to the arrays `sized` does not name; new
-/// objects may appear for reference fields. The values `fixed` names stay.
+/// slot; for an array, element) does not name, and random lengths to the arrays `sized`
+/// does not name; new objects may appear for reference fields. The values `fixed`
+/// names stay.
 pub fn complete(
     program: &Program,
     inputs: &mut Inputs,
@@ -218,8 +219,10 @@ pub fn complete(
                 }
                 let n = b.heap.len_of(o).unwrap_or(0);
                 for i in 0..n {
-                    let v = b.value(&t, 1);
-                    b.heap.set(o, i, v);
+                    if !fixed.contains(&(o, i)) {
+                        let v = b.value(&t, 1);
+                        b.heap.set(o, i, v);
+                    }
                 }
             }
             ObjKind::Class(None) => {}

@@ -34,10 +34,57 @@ fn inputs_and_fixed(
     member: MemberRef,
     entry: &EntryModel,
 ) -> (Inputs, HashSet<(usize, usize)>, HashSet<usize>) {
+    let (inputs, fixed, sized, _) = build(program, member, entry);
+    (inputs, fixed, sized)
+}
+
+/// As `inputs_and_fixed`, with the array elements a path's model gives (per array of
+/// the model: the elements by index; `None` keeps the default): the inputs solved
+/// from a path condition (`idf-verify test --paths`).
+#[allow(clippy::type_complexity)]
+pub fn inputs_with_elements(
+    program: &Program,
+    member: MemberRef,
+    entry: &EntryModel,
+    elements: &[(ModelValue, Vec<Option<ModelValue>>)],
+) -> (Inputs, HashSet<(usize, usize)>, HashSet<usize>) {
+    let (mut inputs, mut fixed, sized, ids) = build(program, member, entry);
+    for (a, elems) in elements {
+        let ModelValue::Ref(a) = a else { continue };
+        let Some(&o) = ids.get(a) else { continue };
+        let n = inputs.heap.len_of(o).unwrap_or(0);
+        for (i, v) in elems.iter().enumerate().take(n) {
+            if let Some(v) = v
+                && !fixed.contains(&(o, i))
+            {
+                inputs.heap.set(o, i, value_in(&ids, v));
+                fixed.insert((o, i));
+            }
+        }
+    }
+    (inputs, fixed, sized)
+}
+
+/// A model's value in the heap whose objects `ids` names.
+fn value_in(ids: &HashMap<String, usize>, v: &ModelValue) -> Value {
+    match v {
+        ModelValue::Int(n) => Value::Int(n.parse::<BigInt>().unwrap_or_default()),
+        ModelValue::Bool(b) => Value::Bool(*b),
+        ModelValue::Null => Value::Null,
+        ModelValue::Ref(r) => ids.get(r).map(|&o| Value::Ref(o)).unwrap_or(Value::Null),
+    }
+}
+
+#[allow(clippy::type_complexity)]
+fn build(
+    program: &Program,
+    member: MemberRef,
+    entry: &EntryModel,
+) -> (Inputs, HashSet<(usize, usize)>, HashSet<usize>, HashMap<String, usize>) {
     let layout = Layout::new(program);
     let Some(m) = program.classes.get(member.class).and_then(|c| c.members.get(member.member))
     else {
-        return (Inputs::default(), HashSet::new(), HashSet::new());
+        return (Inputs::default(), HashSet::new(), HashSet::new(), HashMap::new());
     };
     let class_kind = |t: &Type| match t {
         Type::Class(c) => ObjKind::Class(layout.class_index.get(c).copied()),
@@ -103,12 +150,7 @@ fn inputs_and_fixed(
         };
         ids.insert(r.clone(), heap.alloc(obj));
     }
-    let value = |v: &ModelValue| match v {
-        ModelValue::Int(n) => Value::Int(n.parse::<BigInt>().unwrap_or_default()),
-        ModelValue::Bool(b) => Value::Bool(*b),
-        ModelValue::Null => Value::Null,
-        ModelValue::Ref(r) => ids.get(r).map(|&o| Value::Ref(o)).unwrap_or(Value::Null),
-    };
+    let value = |v: &ModelValue| value_in(&ids, v);
     let mut fixed = HashSet::new();
     for (r, name, v) in &entry.fields {
         if let (Some((_, slot, _)), ModelValue::Ref(r)) = (field_of(name), r)
@@ -139,7 +181,7 @@ fn inputs_and_fixed(
                 .unwrap_or_else(|| Value::default_of(&p.ty))
         })
         .collect();
-    (Inputs { heap, this, args }, fixed, sized)
+    (Inputs { heap, this, args }, fixed, sized, ids)
 }
 
 /// Random completions tried when the model's state alone does not reproduce a failure.

@@ -1,13 +1,14 @@
-//! `idf-verify test PATHS`: run every member concretely on random input states (issue
-//! 11, part 3) and report each distinct concrete failure with the inputs that reached
-//! it. Inputs that do not satisfy a member's precondition are rejected and do not
-//! count; a run that exhausts its budget is counted, never reported as a failure.
+//! `idf-verify test PATHS`: run every member concretely and report each distinct
+//! concrete failure with the inputs that reached it. Input states come either from
+//! [`random_inputs`] by rejection (inputs that do not satisfy a member's precondition
+//! do not count, so a precondition few random states satisfy gets few runs), or, with
+//! `--paths`, from the symbolic executor's path conditions (`oracle::paths`). A run
+//! that exhausts its budget is counted, never reported as a failure. `--save DIR`
+//! writes each distinct failure as a regression test (`oracle::save`).
 //!
-//! Architecture invariant: this sits below the pipeline, beside `replay`: it uses the front
-//! end and the interpreter only, never the verifier, and it prints (the library
-//! modules below it never do). Input states come from [`random_inputs`] by rejection,
-//! not from solver models, so a precondition that few random states satisfy gets few
-//! accepted runs (the summary says how many).
+//! Architecture invariant: this sits below the pipeline, beside `replay`; random
+//! testing uses the front end and the interpreter only, `--paths` also the verifier's
+//! path exploration. It prints (the library modules below it never do).
 
 use crate::interp::inputs::random_inputs;
 use crate::interp::value::ObjKind;
@@ -18,19 +19,29 @@ use crate::source::front_end;
 use crate::source::load;
 use crate::source::select_members;
 use crate::syntax::ast::{MemberRef, Program};
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
 /// Options of `idf-verify test`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct TestOptions {
     pub paths: Vec<PathBuf>,
-    /// Input states tried per member.
+    /// Random input states tried per member (with `solve`: per member the solver gives
+    /// no inputs for).
     pub runs: u64,
     pub seed: u64,
     /// `Class.member` names; empty means all.
     pub methods: Vec<String>,
+    /// Inputs solved from the symbolic executor's path conditions (`--paths`).
+    pub solve: bool,
+    /// Distinct inputs solved per path.
+    pub per_path: usize,
+    /// The symbolic executor's time budget per member, in seconds.
+    pub timeout: Option<f64>,
+    /// Write each distinct concrete failure as a regression test into this folder.
+    pub save: Option<PathBuf>,
+    /// One JSON document instead of lines.
+    pub json: bool,
 }
 
 /// Totals of a run of `idf-verify test`.
@@ -42,6 +53,87 @@ pub struct TestSummary {
     pub failures: usize,
     pub out_of_steps: u64,
     pub input_errors: usize,
+    /// With `--paths`: path ends, those reached concretely, inputs solved.
+    pub paths: u64,
+    pub reached: u64,
+    pub solved: u64,
+    /// Regression tests written (`--save`), and failures that could not be saved.
+    pub saved: Vec<PathBuf>,
+    pub unsaved: Vec<String>,
+    /// Members the symbolic executor failed on (internal errors).
+    pub internal: usize,
+}
+
+/// What `--paths` found of one member's paths.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PathCounts {
+    /// Path ends of the symbolic executor (completed, failed, out of budget).
+    pub paths: u64,
+    /// Those an input solved from them reached concretely (`oracle::paths`).
+    pub reached: u64,
+    /// Inputs solved from path conditions.
+    pub solved: u64,
+    /// Random input states tried because the solver gave none for some path.
+    pub random: u64,
+}
+
+/// One distinct concrete failure (id and position) of a member's runs.
+#[derive(Clone, Debug)]
+pub struct Found {
+    pub id: &'static str,
+    pub reason: &'static str,
+    pub line: usize,
+    pub start: u32,
+    /// `file:line: id (reason) in `C.m`: message`.
+    pub message: String,
+    /// The first inputs that reached it, and readably.
+    pub inputs: Inputs,
+    pub shown: String,
+    /// Runs that reached it.
+    pub count: usize,
+}
+
+/// What testing one member found.
+#[derive(Clone, Debug, Default)]
+pub struct MemberReport {
+    pub runs: u64,
+    pub accepted: u64,
+    pub out_of_steps: u64,
+    pub failures: Vec<Found>,
+    /// With `--paths`.
+    pub paths: Option<PathCounts>,
+}
+
+/// Count failure `f` of a run of `member` from `inputs` among the distinct ones.
+pub fn note_failure(
+    failures: &mut Vec<Found>,
+    program: &Program,
+    path: &str,
+    text: &str,
+    member: MemberRef,
+    f: &crate::interp::Failure,
+    inputs: &Inputs,
+) {
+    if let Some(e) = failures.iter_mut().find(|e| e.start == f.span.start && e.id == f.id) {
+        e.count += 1;
+        return;
+    }
+    let who = &program.classes[f.member.class].members[f.member.member];
+    let line = line_of(text, f.span);
+    failures.push(Found {
+        id: f.id,
+        reason: f.reason,
+        line,
+        start: f.span.start,
+        message: format!(
+            "{path}:{line}: {} ({}) in `{}.{}`: {}",
+            f.id, f.reason, program.classes[f.member.class].name.name, who.name.name, f.message
+        ),
+        inputs: inputs.clone(),
+        shown: show_inputs(program, member, inputs),
+        count: 1,
+    });
+    failures.sort_by_key(|e| (e.start, e.id));
 }
 
 /// The inputs of a run, readably: receiver, arguments, then every object.
@@ -76,9 +168,100 @@ pub fn show_inputs(program: &Program, member: MemberRef, inputs: &Inputs) -> Str
     if parts.is_empty() { "(no inputs)".to_string() } else { parts.join(", ") }
 }
 
+/// Test `member` on `opts.runs` random input states (rejection against the
+/// precondition).
+pub fn test_member_random(
+    program: &Program,
+    path: &str,
+    text: &str,
+    member: MemberRef,
+    opts: &TestOptions,
+) -> MemberReport {
+    let mut report = MemberReport::default();
+    for k in 0..opts.runs {
+        let seed = opts.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
+        let inputs = random_inputs(program, member, seed);
+        report.runs += 1;
+        match run_member(program, member, &inputs) {
+            Outcome::Rejected(_) => continue,
+            Outcome::Passed => {}
+            Outcome::OutOfSteps => report.out_of_steps += 1,
+            Outcome::Failed(f) => {
+                note_failure(&mut report.failures, program, path, text, member, &f, &inputs)
+            }
+        }
+        report.accepted += 1;
+    }
+    report
+}
+
+/// One member's line (and its failures' lines) in human output.
+fn render_member(out: &mut dyn Write, name: &str, r: &MemberReport) {
+    let verdict = if r.failures.is_empty() { "ok" } else { "FAILED" };
+    let n = r.failures.len();
+    let paths = match &r.paths {
+        Some(p) => format!(
+            "{} path{} ({} reached), {} input{} solved, ",
+            p.paths,
+            if p.paths == 1 { "" } else { "s" },
+            p.reached,
+            p.solved,
+            if p.solved == 1 { "" } else { "s" }
+        ),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "{verdict} {name}: {paths}{} runs, {} accepted, {n} distinct failure{}{}",
+        r.runs,
+        r.accepted,
+        if n == 1 { "" } else { "s" },
+        if r.out_of_steps > 0 {
+            format!(", {} out of steps", r.out_of_steps)
+        } else {
+            String::new()
+        }
+    );
+    for f in &r.failures {
+        let c = f.count;
+        let _ = writeln!(out, "  {} ({c} run{})", f.message, if c == 1 { "" } else { "s" });
+        let _ = writeln!(out, "    inputs: {}", f.shown);
+    }
+    let _ = out.flush();
+}
+
+/// One member's record in JSON output.
+fn member_json(file: &str, name: &str, r: &MemberReport) -> serde_json::Value {
+    let failures: Vec<serde_json::Value> = r
+        .failures
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "id": f.id, "reason": f.reason, "line": f.line, "message": f.message,
+                "inputs": f.shown, "runs": f.count,
+            })
+        })
+        .collect();
+    let mut m = serde_json::json!({
+        "file": file, "name": name,
+        "status": if r.failures.is_empty() { "ok" } else { "failed" },
+        "runs": r.runs, "accepted": r.accepted, "out_of_steps": r.out_of_steps,
+        "failures": failures,
+    });
+    if let Some(p) = &r.paths {
+        m["paths"] = serde_json::json!({
+            "paths": p.paths, "reached": p.reached, "solved": p.solved, "random": p.random,
+        });
+    }
+    m
+}
+
 /// Run `idf-verify test`, printing to `out`; returns the totals.
 pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
     let mut sum = TestSummary::default();
+    let mut records = vec![];
+    let mut input_errors = vec![];
+    let config = crate::verify::Config { timeout: opts.timeout, ..Default::default() };
     for path in collect_files(&opts.paths) {
         let (source, text) = load(&path);
         let program = match text.map_err(|e| vec![e]).and_then(|t| front_end(&t)) {
@@ -87,74 +270,119 @@ pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
                 sum.input_errors += 1;
                 for e in errors {
                     let line = e.span.map(|s| line_of(&source.text, s)).unwrap_or(0);
-                    let _ = writeln!(
-                        out,
+                    let msg = format!(
                         "{}:{line}: {}: {}",
                         escape_controls(&source.path),
                         e.id,
                         e.message
                     );
+                    if opts.json {
+                        input_errors.push(serde_json::json!({
+                            "file": source.path, "id": e.id, "line": line, "message": e.message,
+                        }));
+                    } else {
+                        let _ = writeln!(out, "{msg}");
+                    }
                 }
                 continue;
             }
         };
+        let info = if opts.solve { Some(crate::rules::info::Info::new(&program)) } else { None };
+        // The path as messages quote it (control characters escaped).
+        let shown = escape_controls(&source.path);
         for (member, name) in select_members(&program, &opts.methods) {
             sum.members += 1;
-            // Distinct failures (id, position) with their count and first inputs.
-            let mut failures: BTreeMap<(u32, &'static str), (usize, String, String)> =
-                BTreeMap::new();
-            let (mut accepted, mut steps) = (0u64, 0u64);
-            for k in 0..opts.runs {
-                let seed = opts.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
-                let inputs = random_inputs(&program, member, seed);
-                sum.runs += 1;
-                match run_member(&program, member, &inputs) {
-                    Outcome::Rejected(_) => continue,
-                    Outcome::Passed => {}
-                    Outcome::OutOfSteps => steps += 1,
-                    Outcome::Failed(f) => {
-                        let e = failures.entry((f.span.start, f.id)).or_insert_with(|| {
-                            let who = &program.classes[f.member.class].members[f.member.member];
-                            let msg = format!(
-                                "{}:{}: {} ({}) in `{}.{}`: {}",
-                                escape_controls(&source.path),
-                                line_of(&source.text, f.span),
-                                f.id,
-                                f.reason,
-                                program.classes[f.member.class].name.name,
-                                who.name.name,
-                                f.message
-                            );
-                            (0, msg, show_inputs(&program, member, &inputs))
-                        });
-                        e.0 += 1;
+            let report = match &info {
+                Some(info) => match crate::oracle::paths::test_member_paths(
+                    &program,
+                    info,
+                    &shown,
+                    &source.text,
+                    member,
+                    &config,
+                    opts.per_path,
+                    opts.runs,
+                    opts.seed,
+                ) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        sum.internal += 1;
+                        crate::say!("internal error: {name}: {e}");
+                        test_member_random(&program, &shown, &source.text, member, opts)
+                    }
+                },
+                None => test_member_random(&program, &shown, &source.text, member, opts),
+            };
+            sum.runs += report.runs;
+            sum.accepted += report.accepted;
+            sum.out_of_steps += report.out_of_steps;
+            sum.failures += report.failures.len();
+            if let Some(p) = &report.paths {
+                sum.paths += p.paths;
+                sum.reached += p.reached;
+                sum.solved += p.solved;
+            }
+            if let Some(dir) = &opts.save {
+                for (k, f) in report.failures.iter().enumerate() {
+                    match crate::oracle::save::save_failure(
+                        dir,
+                        &program,
+                        &source.text,
+                        member,
+                        &f.inputs,
+                        k,
+                    ) {
+                        Ok(p) => sum.saved.push(p),
+                        Err(why) => sum.unsaved.push(format!("{}: {why}", f.message)),
                     }
                 }
-                accepted += 1;
             }
-            sum.accepted += accepted;
-            sum.out_of_steps += steps;
-            sum.failures += failures.len();
-            let verdict = if failures.is_empty() { "ok" } else { "FAILED" };
-            let _ = writeln!(
-                out,
-                "{verdict} {name}: {} runs, {accepted} accepted, {} distinct failure{}{}",
-                opts.runs,
-                failures.len(),
-                if failures.len() == 1 { "" } else { "s" },
-                if steps > 0 { format!(", {steps} out of steps") } else { String::new() }
-            );
-            for (count, msg, inputs) in failures.values() {
-                let _ =
-                    writeln!(out, "  {msg} ({count} run{})", if *count == 1 { "" } else { "s" });
-                let _ = writeln!(out, "    inputs: {inputs}");
+            if opts.json {
+                records.push(member_json(&source.path, &name, &report));
+            } else {
+                render_member(out, &name, &report);
             }
-            let _ = out.flush();
         }
     }
+    if opts.json {
+        let mut summary = serde_json::json!({
+            "members": sum.members, "runs": sum.runs, "accepted": sum.accepted,
+            "failures": sum.failures, "out_of_steps": sum.out_of_steps,
+            "input_errors": sum.input_errors,
+        });
+        if opts.solve {
+            summary["paths"] = sum.paths.into();
+            summary["reached"] = sum.reached.into();
+            summary["solved"] = sum.solved.into();
+        }
+        if opts.save.is_some() {
+            let saved: Vec<String> = sum.saved.iter().map(|p| p.display().to_string()).collect();
+            summary["saved"] = saved.into();
+            summary["unsaved"] = sum.unsaved.clone().into();
+        }
+        let doc = serde_json::json!({
+            "version": 1, "members": records, "input_errors": input_errors, "summary": summary,
+        });
+        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return sum;
+    }
+    for p in &sum.saved {
+        let _ = writeln!(out, "saved {}", p.display());
+    }
+    for why in &sum.unsaved {
+        let _ = writeln!(out, "not saved: {why}");
+    }
+    let coverage = if opts.solve {
+        format!(
+            ", {}/{} paths reached concretely, {} inputs solved",
+            sum.reached, sum.paths, sum.solved
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{} members, {} runs, {} accepted, {} distinct failures, {} out of steps",
+        "{} members, {} runs, {} accepted, {} distinct failures, {} out of steps{coverage}",
         sum.members, sum.runs, sum.accepted, sum.failures, sum.out_of_steps
     );
     sum

@@ -212,6 +212,7 @@ fn not_again(it: &Item) -> MemberOutcome {
         warnings: vec![],
         time_ms: 0.0,
         stats: None,
+        cached: false,
     })
 }
 

@@ -35,6 +35,7 @@ pub mod info;
 pub mod interval;
 pub mod join;
 pub mod ledger;
+pub mod paths;
 pub mod produce;
 pub mod quant;
 pub mod result;
@@ -264,6 +265,14 @@ pub struct Verifier<'p> {
     /// Axiom instances of pure methods' definitions and postconditions assumed on this
     /// member's paths (`--stats`; one per instance and path that assumed it).
     pub axiom_instances: u64,
+    /// Distinct inputs solved per path end, for testing (`paths.rs`); 0: none.
+    pub path_inputs: usize,
+    /// The path ends recorded when `path_inputs > 0`, and those past the bound.
+    pub path_ends: Vec<paths::PathEnd>,
+    pub path_ends_dropped: u64,
+    /// The goal whose refutation is failing the path now (`check`), so that the inputs
+    /// solved for the failed path violate it.
+    pub failing_goal: Option<Term>,
 }
 
 /// When less than this much stack is left, the rules continue on a new segment.
@@ -374,6 +383,10 @@ impl<'p> Verifier<'p> {
             read_mode: false,
             no_bounds: false,
             perm_view: None,
+            path_inputs: 0,
+            path_ends: Vec::new(),
+            path_ends_dropped: 0,
+            failing_goal: None,
         }
     }
 
@@ -401,6 +414,7 @@ impl<'p> Verifier<'p> {
         }
         if self.timed_out {
             self.ledger.timeout += 1;
+            self.end_path(None, paths::PathEndKind::OutOfBudget);
         }
         self.timed_out
     }
@@ -411,6 +425,10 @@ impl<'p> Verifier<'p> {
     pub fn fail(&mut self, state: &State, span: Span, reason: &'static str, what: String) {
         if self.report(state, span, reason, what) {
             self.ledger.failed += 1;
+            if let Some(f) = self.failures.last() {
+                let how = paths::PathEndKind::Failed { id: f.err.id, span: f.err.span };
+                self.end_path(Some(state), how);
+            }
         } else {
             self.ledger.pruned += 1;
         }
@@ -543,7 +561,11 @@ impl<'p> Verifier<'p> {
                 true
             }
             Answer::Refuted => {
+                if self.path_inputs > 0 {
+                    self.failing_goal = Some(goal.clone());
+                }
                 self.fail(state, span, reason, what());
+                self.failing_goal = None;
                 if reason == "assertion.false"
                     || reason == "division.by.zero"
                     || reason == "index.out.of.bounds"

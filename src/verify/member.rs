@@ -4,6 +4,7 @@
 //! Architecture invariant: every check starts from fresh symbols for `this` and the
 //! parameters, inside its own solver frame; failures are values in the verifier.
 
+use crate::rules::paths::PathEndKind;
 use crate::rules::{Mode, Verifier, sort_of};
 use crate::state::State;
 use crate::state::heap::Heap;
@@ -61,10 +62,11 @@ impl<'p> Verifier<'p> {
                 let snap = v.fresh("s", Sort::Snap);
                 v.mode = Mode::WellFormed;
                 v.ledger.started += 1;
-                v.produce(s, snap, body, &|v, _, ()| {
+                v.produce(s, snap, body, &|v, s, ()| {
                     v.paths += 1;
                     v.reach_end();
                     v.ledger.completed += 1;
+                    v.end_path(Some(&s), PathEndKind::Completed);
                 });
                 v.mode = Mode::Stmt;
             }),
@@ -86,7 +88,10 @@ impl<'p> Verifier<'p> {
                             Mode::Consume { id: "postcondition.violated", call: None },
                             s,
                             &m.ensures,
-                            &|v, _, _| v.ledger.completed += 1,
+                            &|v, s, _| {
+                                v.ledger.completed += 1;
+                                v.end_path(Some(&s), PathEndKind::Completed);
+                            },
                         );
                         v.termination = Some(r);
                     });
@@ -197,7 +202,10 @@ impl<'p> Verifier<'p> {
                     Mode::Consume { id: "postcondition.violated", call: None },
                     s,
                     &m.ensures,
-                    &|v, _, _| v.ledger.completed += 1,
+                    &|v, s, _| {
+                        v.ledger.completed += 1;
+                        v.end_path(Some(&s), PathEndKind::Completed);
+                    },
                 );
             };
             v.exec_block(s, &body.stmts, &post, &|v, s, ()| post(v, s));

@@ -14,6 +14,8 @@ pub use crate::rules::result::{
     Status, TraceEntry, VerificationError,
 };
 
+pub use crate::rules::paths::{PathEnd, PathEndKind, PathInput};
+
 use crate::rules::Verifier;
 use crate::rules::info::Info;
 use crate::syntax::ast::{MemberRef, Program, Span};
@@ -192,6 +194,46 @@ pub fn verify_member_with(
         stats,
         cached: false,
     })
+}
+
+/// The paths of one member as the symbolic executor ran them, for testing: each
+/// path's end with up to `per_path` distinct inputs solved from its path condition.
+#[derive(Clone, Debug, Default)]
+pub struct Paths {
+    pub ends: Vec<PathEnd>,
+    /// Path ends past the recording bound (counted, without inputs).
+    pub dropped: u64,
+}
+
+/// Run the symbolic executor on `member` (as `verify_member_with` does; with `merge`
+/// false, the branches of every `if` are explored as separate paths) and return its
+/// path ends with inputs solved from their path conditions.
+pub fn explore_paths(
+    program: &Program,
+    info: &Info,
+    member: MemberRef,
+    config: &Config,
+    per_path: usize,
+    merge: bool,
+) -> Result<Paths, String> {
+    program
+        .classes
+        .get(member.class)
+        .and_then(|c| c.members.get(member.member))
+        .ok_or_else(|| "no such member".to_string())?;
+    crate::state::term::reset_interner();
+    let mut config = config.clone();
+    config.merge = merge;
+    let mut v = Verifier::new(program, info, config);
+    v.path_inputs = per_path.max(1);
+    v.verify(member);
+    if !v.ledger.balanced() {
+        return Err(format!("internal error: a path ended outside the ledger ({:?})", v.ledger));
+    }
+    if let Some(f) = v.failures.iter().find(|f| f.err.id == "internal.error") {
+        return Err(f.err.message.clone());
+    }
+    Ok(Paths { ends: std::mem::take(&mut v.path_ends), dropped: v.path_ends_dropped })
 }
 
 /// LANGUAGE.md section 13, step 6: a value quantifier of the member for which no

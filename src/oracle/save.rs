@@ -1,0 +1,206 @@
+//! `idf-verify test --save DIR`: a concrete failure written as a regression test, a
+//! `.jv` file that joins a suite.
+//!
+//! The file is self-contained: the program as it was (its own `// expect:` comments
+//! left out), then a class `Regression_C_m_K` whose precondition-free `static void
+//! main()` builds the failing run's inputs (objects with `new C()` and field
+//! assignments, arrays with `new T[n]` and element assignments) and calls the member
+//! with them. Verifying the file exposes the bug where it is (the member fails, with
+//! the failure the run met), and the file carries an `// expect: ID` comment before
+//! every line the verifier reports, so `idf-verify --expect` accepts it as a record of
+//! the known failure. Once the member is fixed in it (and the expectation that named
+//! the bug deleted), the file verifies: the member is valid and `main`'s call meets
+//! its precondition on those inputs. `idf-verify test --method Regression_C_m_K.main`
+//! replays the run concretely: it fails before the fix and passes after it.
+//!
+//! Architecture invariant: beside `testing`; it writes files only into the folder
+//! given, and verifies the composed text with `verify::verify_member` (never the
+//! pipeline).
+
+use crate::interp::Inputs;
+use crate::interp::value::{ObjKind, Value};
+use crate::syntax::ast::{Body, MemberKind, MemberRef, Program, Type};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Write the regression test of a failure of `member` on `inputs` (the `k`-th
+/// distinct failure of that member) into `dir`; returns its path, or why it cannot
+/// be written.
+pub fn save_failure(
+    dir: &Path,
+    program: &Program,
+    text: &str,
+    member: MemberRef,
+    inputs: &Inputs,
+    k: usize,
+) -> Result<PathBuf, String> {
+    let (class_name, main) = caller(program, member, inputs, k)?;
+    let body: String = text
+        .lines()
+        .filter(|l| {
+            !l.trim_start()
+                .strip_prefix("//")
+                .is_some_and(|r| r.trim_start().starts_with("expect:"))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let composed = format!("{body}\n{main}");
+    let expected = expectations_of(&composed)?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    let path = dir.join(format!("{class_name}.jv"));
+    std::fs::write(&path, with_expectations(&composed, &expected))
+        .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// The caller class: its name and text.
+fn caller(
+    program: &Program,
+    member: MemberRef,
+    inputs: &Inputs,
+    k: usize,
+) -> Result<(String, String), String> {
+    let class = program.classes.get(member.class).ok_or("no such class")?;
+    let m = class.members.get(member.member).ok_or("no such member")?;
+    let cname = &class.name.name;
+    let mname = if m.kind == MemberKind::Constructor { "new" } else { m.name.name.as_str() };
+    let name = format!("Regression_{cname}_{mname}_{k}");
+    let mut s = String::new();
+    let _ =
+        writeln!(s, "// A regression test written by `idf-verify test --save`: the inputs of a");
+    let _ = writeln!(s, "// run of `{cname}.{mname}` that failed concretely.");
+    let _ = writeln!(s, "class {name} {{");
+    let _ = writeln!(s, "    static void main() {{");
+    // Every object first, then their fields and elements (they may point at each other).
+    for (o, obj) in inputs.heap.objects.iter().enumerate() {
+        match &obj.kind {
+            ObjKind::Class(Some(c)) => {
+                let c = &program.classes[*c];
+                if c.members.iter().any(|m| m.kind == MemberKind::Constructor) {
+                    return Err(format!(
+                        "an input is an object of class `{}`, which has a constructor: it cannot be built field by field",
+                        c.name.name
+                    ));
+                }
+                let _ = writeln!(s, "        {0} o{o} = new {0}();", c.name.name);
+            }
+            ObjKind::Class(None) => {
+                let _ = writeln!(s, "        Object o{o} = new Object();");
+            }
+            ObjKind::Array(t) => {
+                let _ = writeln!(s, "        {t}[] o{o} = new {t}[{}];", obj.slots.len());
+            }
+        }
+    }
+    let layout = crate::interp::value::Layout::new(program);
+    for (o, obj) in inputs.heap.objects.iter().enumerate() {
+        match &obj.kind {
+            ObjKind::Class(Some(c)) => {
+                for (f, v) in layout.field_names[*c].iter().zip(&obj.slots) {
+                    if !is_default(v) {
+                        let _ = writeln!(s, "        o{o}.{f} = {};", literal(v, None)?);
+                    }
+                }
+            }
+            ObjKind::Array(_) => {
+                for (i, v) in obj.slots.iter().enumerate() {
+                    if !is_default(v) {
+                        let _ = writeln!(s, "        o{o}[{i}] = {};", literal(v, None)?);
+                    }
+                }
+            }
+            ObjKind::Class(None) => {}
+        }
+    }
+    let args: Vec<String> = m
+        .params
+        .iter()
+        .zip(&inputs.args)
+        .map(|(p, v)| literal(v, Some(&p.ty)))
+        .collect::<Result<_, _>>()?;
+    let args = args.join(", ");
+    let recv = || match &inputs.this {
+        Some(Value::Ref(o)) => Ok(format!("o{o}")),
+        _ => Err("the run has no receiver".to_string()),
+    };
+    let call = match m.kind {
+        MemberKind::Constructor => format!("{cname} r = new {cname}({args});"),
+        MemberKind::Method if m.is_static => format!("{cname}.{mname}({args});"),
+        MemberKind::Method => format!("{}.{mname}({args});", recv()?),
+        MemberKind::Pure if m.is_static => format!("{} r = {cname}.{mname}({args});", m.ty),
+        MemberKind::Pure => format!("{} r = {}.{mname}({args});", m.ty, recv()?),
+        _ => return Err(format!("`{cname}.{mname}` is not a method: nothing to call")),
+    };
+    if matches!(m.body, Body::None) {
+        return Err(format!("`{cname}.{mname}` has no body"));
+    }
+    let _ = writeln!(s, "        {call}");
+    let _ = writeln!(s, "    }}");
+    let _ = writeln!(s, "}}");
+    Ok((name, s))
+}
+
+fn is_default(v: &Value) -> bool {
+    match v {
+        Value::Int(n) => n.sign() == num_bigint::Sign::NoSign,
+        Value::Bool(b) => !b,
+        Value::Null => true,
+        _ => false,
+    }
+}
+
+/// `v` as a `.jv` expression (`ty`: the parameter's type, for an empty sequence).
+fn literal(v: &Value, ty: Option<&Type>) -> Result<String, String> {
+    Ok(match v {
+        Value::Int(n) if n.sign() == num_bigint::Sign::Minus => format!("({n})"),
+        Value::Seq(xs) if xs.is_empty() => match ty {
+            Some(Type::Seq(t)) => format!("seq<{t}>()"),
+            _ => return Err("an empty sequence of unknown type".into()),
+        },
+        Value::Seq(xs) => {
+            let inner = match ty {
+                Some(Type::Seq(t)) => Some(&**t),
+                _ => None,
+            };
+            let parts: Vec<String> =
+                xs.iter().map(|x| literal(x, inner)).collect::<Result<_, _>>()?;
+            format!("seq({})", parts.join(", "))
+        }
+        Value::Perm(r) => format!("({r})"),
+        other => other.to_string(),
+    })
+}
+
+/// What the verifier reports on `text`, by 1-based line: every member's errors and
+/// warnings.
+fn expectations_of(text: &str) -> Result<Vec<(usize, &'static str)>, String> {
+    let program = crate::source::front_end(text).map_err(|errs| {
+        let first = errs.first().map(|e| format!("{}: {}", e.id, e.message)).unwrap_or_default();
+        format!("the regression test does not check: {first}")
+    })?;
+    let config = crate::verify::Config { timeout: Some(60.0), ..Default::default() };
+    let mut out = vec![];
+    let line = |start: u32| text[..(start as usize).min(text.len())].matches('\n').count() + 1;
+    for (member, _) in crate::source::select_members(&program, &[]) {
+        let r = crate::verify::verify_member(&program, member, &config)?;
+        for e in r.errors.iter().chain(&r.warnings) {
+            out.push((line(e.span.start), e.id));
+        }
+    }
+    Ok(out)
+}
+
+/// `text` with an `// expect:` line before each line that has reports.
+fn with_expectations(text: &str, expected: &[(usize, &'static str)]) -> String {
+    let mut out = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let ids: Vec<&str> =
+            expected.iter().filter(|(n, _)| *n == i + 1).map(|(_, id)| *id).collect();
+        if !ids.is_empty() {
+            let indent: String = l.chars().take_while(|c| c.is_whitespace()).collect();
+            let _ = writeln!(out, "{indent}// expect: {}", ids.join(" "));
+        }
+        let _ = writeln!(out, "{l}");
+    }
+    out
+}

@@ -1,0 +1,237 @@
+//! Inputs solved from path conditions (whitebox testing, `idf-verify test --paths`):
+//! when a path of the member ends (completed, failed, or stopped by the time budget),
+//! the decider is asked for a few distinct models of its path condition, read at the
+//! member's entry state: `this` and the parameters, and the fields, array lengths and
+//! array elements of the heap the path started from (the old heap). The oracle turns
+//! each into a concrete input state and runs it.
+//!
+//! Architecture invariant: recording is off (`Verifier::path_inputs == 0`) unless a
+//! tester asked for it, and it only reads the path: it never assumes, branches or
+//! ends a path (the ledger is counted where the path ends, as before).
+
+use crate::rules::Verifier;
+use crate::rules::result::{EntryModel, ModelValue};
+use crate::state::State;
+use crate::state::chunk::ChunkKind;
+use crate::state::heap::Heap;
+use crate::state::term::{Op, Sort, Term};
+use crate::syntax::ast::Span;
+
+/// How a path ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathEndKind {
+    /// It reached the end of what was checked (the postcondition consumed).
+    Completed,
+    /// It failed with this id at this position.
+    Failed { id: &'static str, span: Span },
+    /// The member's time budget ran out on it.
+    OutOfBudget,
+}
+
+/// One input state solved from a path condition: the entry model (as a replayed
+/// counterexample has it) and the elements of the arrays it gives a length.
+#[derive(Clone, Debug, Default)]
+pub struct PathInput {
+    pub entry: EntryModel,
+    /// Per array chunk of the entry heap: the array and its elements by index (`None`
+    /// where the chunk does not cover the index or the model gives no value).
+    pub elements: Vec<(ModelValue, Vec<Option<ModelValue>>)>,
+}
+
+/// One path's end and the inputs solved from its path condition.
+#[derive(Clone, Debug)]
+pub struct PathEnd {
+    pub how: PathEndKind,
+    pub inputs: Vec<PathInput>,
+}
+
+/// At most this many path ends are recorded per member (the rest are counted only).
+pub const MAX_PATH_ENDS: usize = 256;
+/// Elements read per array (an array longer than this has the rest at their default).
+pub const MAX_ELEMENTS: usize = 64;
+/// Integer inputs are preferred within `-SMALL ..= SMALL`.
+pub const SMALL: i64 = 1000;
+
+/// The model value of a printed Z3 value of sort `sort`.
+fn model_value(sort: Sort, raw: &str) -> ModelValue {
+    match sort {
+        Sort::Bool => ModelValue::Bool(raw == "true"),
+        Sort::Int => {
+            ModelValue::Int(match raw.strip_prefix("(- ").and_then(|x| x.strip_suffix(')')) {
+                Some(n) => format!("-{n}"),
+                None => raw.to_string(),
+            })
+        }
+        _ if raw == "null" => ModelValue::Null,
+        _ => ModelValue::Ref(raw.to_string()),
+    }
+}
+
+fn readable(sort: Sort) -> bool {
+    matches!(sort, Sort::Int | Sort::Bool | Sort::Ref)
+}
+
+impl Verifier<'_> {
+    /// A path ended (`how`) in `state` (`None` when the ending site has no state: the
+    /// time budget): record it with up to `path_inputs` distinct models of its path
+    /// condition. Does nothing unless a tester asked for path inputs.
+    pub fn end_path(&mut self, state: Option<&State>, how: PathEndKind) {
+        if self.path_inputs == 0 || self.translating {
+            return;
+        }
+        if self.path_ends.len() >= MAX_PATH_ENDS {
+            self.path_ends_dropped += 1;
+            return;
+        }
+        let inputs = match how {
+            // Past the budget the solver is not asked (the oracle falls back to
+            // random inputs for these paths).
+            PathEndKind::OutOfBudget => vec![],
+            _ => self.solve_inputs(state),
+        };
+        self.path_ends.push(PathEnd { how, inputs });
+    }
+
+    fn solve_inputs(&mut self, state: Option<&State>) -> Vec<PathInput> {
+        let Some(r) = self.member else { return vec![] };
+        let m = &self.prog.classes[r.class].members[r.member];
+        // The terms read, then (for blocking only) whether each reference is null.
+        let mut terms: Vec<Term> = vec![];
+        let mut store: Vec<String> = vec![];
+        if !m.is_static {
+            store.push("this".into());
+            terms.push(Term::var("this", Sort::Ref));
+        }
+        for p in &m.params {
+            let sort = crate::rules::sort_of(&p.ty);
+            if readable(sort) {
+                store.push(p.name.name.clone());
+                terms.push(Term::var(&p.name.name, sort));
+            }
+        }
+        let empty = Heap::new();
+        let heap: &Heap = match state {
+            Some(s) if !s.old.is_empty() => &s.old,
+            Some(s) => &s.heap,
+            None => &empty,
+        };
+        let mut fields: Vec<(usize, String)> = vec![];
+        let mut arrays: Vec<(usize, Term, Option<Term>)> = vec![];
+        for c in heap.iter() {
+            match (&c.kind, &c.recv) {
+                (ChunkKind::Field(name), Some(recv)) if readable(c.value.sort()) => {
+                    fields.push((terms.len(), name.to_string()));
+                    terms.push(recv.clone());
+                    terms.push(c.value.clone());
+                }
+                (ChunkKind::Array, Some(recv)) => {
+                    arrays.push((terms.len(), c.value.clone(), c.cond.clone()));
+                    terms.push(recv.clone());
+                    terms.push(Term::len(recv.clone()));
+                }
+                _ => {}
+            }
+        }
+        let nulls: Vec<Term> = terms
+            .iter()
+            .filter(|t| t.sort() == Sort::Ref)
+            .map(|t| Term::eq(t.clone(), Term::null()))
+            .collect();
+        terms.extend(nulls);
+        // `null` is an element of the model's universe like any other: a reference is
+        // null when its value is null's.
+        let null_at = terms.len();
+        terms.push(Term::null());
+        // Once the lengths are known: each array chunk's elements (and, for a
+        // segment, whether it covers the index).
+        let lengths = |values: &[Option<String>]| -> Vec<usize> {
+            arrays
+                .iter()
+                .map(|(i, _, _)| {
+                    values
+                        .get(i + 1)
+                        .cloned()
+                        .flatten()
+                        .and_then(|n| n.parse::<usize>().ok())
+                        .unwrap_or(0)
+                        .min(MAX_ELEMENTS)
+                })
+                .collect()
+        };
+        let more = |values: &[Option<String>]| -> Vec<Term> {
+            let mut out = vec![];
+            for ((_, map, cond), n) in arrays.iter().zip(lengths(values)) {
+                for i in 0..n {
+                    let at = Term::int(i as i64);
+                    out.push(Term::select(map.clone(), at.clone()));
+                    if let Some(c) = cond {
+                        let mut sub = crate::state::term::TermMap::default();
+                        sub.insert(crate::state::chunk::Chunk::index(), at);
+                        out.push(c.substitute(&sub));
+                    }
+                }
+            }
+            out
+        };
+        // A failed check: the inputs violate its goal.
+        let violated = self.failing_goal.clone().map(Term::not);
+        // Small values preferred: integers within SMALL, lengths within MAX_ELEMENTS.
+        let prefer: Vec<Term> = terms
+            .iter()
+            .filter(|t| t.sort() == Sort::Int)
+            .flat_map(|t| {
+                let hi = if matches!(t.op(), Op::Len) { MAX_ELEMENTS as i64 } else { SMALL };
+                [Term::le(Term::int(-SMALL), t.clone()), Term::le(t.clone(), Term::int(hi))]
+            })
+            .collect();
+        let models = self.dec.path_models(violated, &prefer, &terms, &more, self.path_inputs);
+        let mut out = vec![];
+        for (values, extra) in models {
+            let null = values.get(null_at).cloned().flatten();
+            let value = |sort: Sort, raw: &str| match sort {
+                Sort::Ref if null.as_deref() == Some(raw) => ModelValue::Null,
+                _ => model_value(sort, raw),
+            };
+            let at = |i: usize| -> Option<ModelValue> {
+                let raw = values.get(i)?.as_ref()?;
+                Some(value(terms[i].sort(), raw))
+            };
+            let mut entry = EntryModel::default();
+            for (k, x) in store.iter().enumerate() {
+                if let Some(v) = at(k) {
+                    entry.store.push((x.clone(), v));
+                }
+            }
+            for (i, name) in &fields {
+                if let (Some(r), Some(v)) = (at(*i), at(i + 1)) {
+                    entry.fields.push((r, name.clone(), v));
+                }
+            }
+            let mut elements = vec![];
+            let mut e = extra.iter();
+            for ((i, map, cond), n) in arrays.iter().zip(lengths(&values)) {
+                let (Some(a), Some(len)) = (at(*i), at(i + 1)) else {
+                    // Still step over this chunk's element reads.
+                    for _ in 0..n * (1 + usize::from(cond.is_some())) {
+                        e.next();
+                    }
+                    continue;
+                };
+                entry.lengths.push((a.clone(), len));
+                let sort = Term::select(map.clone(), Term::int(0)).sort();
+                let mut elems = vec![];
+                for _ in 0..n {
+                    let v = e.next().cloned().flatten();
+                    let covered = match cond {
+                        Some(_) => e.next().cloned().flatten().is_some_and(|b| b == "true"),
+                        None => true,
+                    };
+                    elems.push(v.filter(|_| covered).map(|raw| value(sort, &raw)));
+                }
+                elements.push((a, elems));
+            }
+            out.push(PathInput { entry, elements });
+        }
+        out
+    }
+}
