@@ -5,6 +5,8 @@
 //! script that loads on its own; installing and packaging leave no untracked file). The checks that need a tool (nvim, vsce) are skipped with a loud note when it
 //! is missing, and fail instead under `CI=true` (`.ci/run` installs both).
 
+mod skip;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,14 +24,7 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
 }
 
-/// A check that cannot run here: fails under `CI=true`, else says so on stderr.
-fn skipped(what: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true but {what} (.ci/run sets it up)"
-    );
-    eprintln!("NOTE: SKIPPED: {what}");
-}
+use skip::skipped;
 
 /// The keywords of the lexer (`"word" => Tok::...` in its keyword table).
 fn keywords() -> Vec<String> {

@@ -58,16 +58,19 @@ fn same_with_and_without_merging(extra: &[&str]) {
 }
 
 #[test]
+#[ignore = "slow in a debug build: .ci/run runs it with --release --ignored"]
 fn symbol_numbers_are_ignored_and_nothing_else() {
     assert_eq!(unnumbered("V@7[i@12'36] = x@ + a@b + 'c'"), "V@_[i@_'_] = x@ + a@b + 'c'");
 }
 
 #[test]
+#[ignore = "slow in a debug build: .ci/run runs it with --release --ignored"]
 fn verdicts_and_errors_do_not_depend_on_merging() {
     same_with_and_without_merging(&[]);
 }
 
 #[test]
+#[ignore = "slow in a debug build: .ci/run runs it with --release --ignored"]
 fn traces_and_counterexamples_do_not_depend_on_merging() {
     same_with_and_without_merging(&["--trace", "--counterexample"]);
 }
@@ -75,6 +78,7 @@ fn traces_and_counterexamples_do_not_depend_on_merging() {
 /// A failure after a merged `if` is on its line, with the trace of one path through
 /// the branch it took.
 #[test]
+#[ignore = "slow in a debug build: .ci/run runs it with --release --ignored"]
 fn a_failure_after_a_merge_shows_its_path() {
     let dir = std::env::temp_dir().join(format!("idf-merge-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
