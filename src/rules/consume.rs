@@ -22,22 +22,23 @@ impl<'p> Verifier<'p> {
     /// continuation gets `s` with the remaining heap, and the snapshot, and runs in the
     /// caller's mode.
     pub fn consume_with(&mut self, mode: Mode, s: State, es: &'p [Expr], q: Q<'_, 'p, Term>) {
-        let outer = (self.mode, self.conjunct, self.conjunct_text.clone());
-        self.mode = mode;
+        let outer = (self.nest.mode, self.report.conjunct, self.report.conjunct_text.clone());
+        self.nest.mode = mode;
         let outer_text = outer.2.clone();
         self.consume_all(s, es, &|v, s, snap| {
-            let inner = (v.mode, v.conjunct, std::mem::take(&mut v.conjunct_text));
-            v.mode = outer.0;
-            v.conjunct = outer.1;
-            v.conjunct_text = outer_text.clone();
+            let inner =
+                (v.nest.mode, v.report.conjunct, std::mem::take(&mut v.report.conjunct_text));
+            v.nest.mode = outer.0;
+            v.report.conjunct = outer.1;
+            v.report.conjunct_text = outer_text.clone();
             q(v, s, snap);
-            v.mode = inner.0;
-            v.conjunct = inner.1;
-            v.conjunct_text = inner.2;
+            v.nest.mode = inner.0;
+            v.report.conjunct = inner.1;
+            v.report.conjunct_text = inner.2;
         });
-        self.mode = outer.0;
-        self.conjunct = outer.1;
-        self.conjunct_text = outer.2;
+        self.nest.mode = outer.0;
+        self.report.conjunct = outer.1;
+        self.report.conjunct_text = outer.2;
     }
 
     /// Consume several assertions in order; snapshots combine right-nested over the
@@ -81,9 +82,9 @@ impl<'p> Verifier<'p> {
     }
 
     fn set_conjunct(&mut self, a: &Expr) {
-        if !self.conjunct_frozen {
-            self.conjunct = a.span;
-            self.conjunct_text = crate::rules::show::expr(a);
+        if !self.nest.conjunct_frozen {
+            self.report.conjunct = a.span;
+            self.report.conjunct_text = crate::rules::show::expr(a);
         }
     }
 
@@ -113,7 +114,7 @@ impl<'p> Verifier<'p> {
         {
             let v = self;
             {
-                let frozen = v.conjunct_frozen;
+                let frozen = v.nest.conjunct_frozen;
                 if !v.check(&s, &t, a.span, "assertion.false", || {
                     if frozen {
                         // A pure call's precondition, inside the reported assertion.

@@ -104,26 +104,26 @@ impl<'p> Verifier<'p> {
         // While translating `t`, the definitions of `t`'s recursion group are not used
         // (they are what is being made), whatever was translated first: so every
         // definition is the same whichever member asked for it first.
-        if let Some(t) = self.target
+        if let Some(t) = self.axioms.target
             && self.info.same_group(t, p)
         {
             return None;
         }
-        let cached = self.defs.borrow().get(&p).cloned();
+        let cached = self.axioms.defs.borrow().get(&p).cloned();
         if let Some(d) = cached {
             if d.generation == crate::state::term::generation() {
                 return Some(d);
             }
             // Translated for an earlier member: rebuild its terms so they are shared.
             let fresh = Rc::new(d.reinterned());
-            self.defs.borrow_mut().insert(p, fresh.clone());
+            self.axioms.defs.borrow_mut().insert(p, fresh.clone());
             return Some(fresh);
         }
-        if self.translating {
+        if self.axioms.translating {
             return None;
         }
         self.translate_closure(p);
-        self.defs.borrow().get(&p).cloned()
+        self.axioms.defs.borrow().get(&p).cloned()
     }
 
     /// Translate `p` and, before it, what it mentions (post-order; cycles cut).
@@ -136,7 +136,7 @@ impl<'p> Verifier<'p> {
                 order.push(m);
                 continue;
             }
-            if !seen.insert(m) || self.defs.borrow().contains_key(&m) {
+            if !seen.insert(m) || self.axioms.defs.borrow().contains_key(&m) {
                 continue;
             }
             stack.push((m, true));
@@ -151,16 +151,16 @@ impl<'p> Verifier<'p> {
         // shape the definitions, and no second solver starts.
         let lend = self.dec.is_pristine();
         self.translator();
-        let Some(mut tr) = self.translator.take() else { return };
+        let Some(mut tr) = self.axioms.translator.take() else { return };
         if lend {
             std::mem::swap(&mut self.dec, &mut tr.dec);
         }
         for m in order {
-            if self.defs.borrow().contains_key(&m) {
+            if self.axioms.defs.borrow().contains_key(&m) {
                 continue;
             }
             let d = tr.translate(m);
-            self.defs.borrow_mut().insert(m, Rc::new(d));
+            self.axioms.defs.borrow_mut().insert(m, Rc::new(d));
         }
         if lend {
             std::mem::swap(&mut self.dec, &mut tr.dec);
@@ -168,13 +168,13 @@ impl<'p> Verifier<'p> {
             // first (on this thread, in this run) must not shape its verdict.
             self.dec.drop_backend();
         }
-        self.translator = Some(tr);
+        self.axioms.translator = Some(tr);
     }
 
     /// Translate every pure method of the program not translated yet (on this thread,
     /// for this program): done before a member's check begins, on its own solver.
     pub fn translate_all(&mut self) {
-        if self.translating {
+        if self.axioms.translating {
             return;
         }
         // Definitions are only ever added: the prefix of `func_order` found translated
@@ -184,7 +184,7 @@ impl<'p> Verifier<'p> {
         let mut i = done.get();
         while i < order.len() {
             let p = order[i];
-            if !self.defs.borrow().contains_key(&p) {
+            if !self.axioms.defs.borrow().contains_key(&p) {
                 self.translate_closure(p);
             }
             i += 1;
@@ -194,28 +194,28 @@ impl<'p> Verifier<'p> {
 
     /// The translator: a verifier with its own decider, created on first use.
     fn translator(&mut self) -> &mut Verifier<'p> {
-        let t = match self.translator.take() {
+        let t = match self.axioms.translator.take() {
             Some(t) => t,
             None => {
                 let mut config = self.config.clone();
                 config.trace = false;
                 config.counterexample = false;
                 let mut t = Verifier::new(self.prog, self.info, config);
-                t.translating = true;
+                t.axioms.translating = true;
                 t.no_bounds = true;
-                t.defs = self.defs.clone();
+                t.axioms.defs = self.axioms.defs.clone();
                 t.dec.set_deadline(self.dec.deadline(), self.dec.timed());
                 Box::new(t)
             }
         };
-        self.translator.insert(t)
+        self.axioms.translator.insert(t)
     }
 
     /// Translate pure method `p` into its axioms (run on the translator).
     fn translate(&mut self, p: MemberRef) -> Definition {
-        self.target = Some(p);
+        self.axioms.target = Some(p);
         let d = self.translate_target(p);
-        self.target = None;
+        self.axioms.target = None;
         d
     }
 
@@ -247,7 +247,7 @@ impl<'p> Verifier<'p> {
         }
         let app = Term::app(&f, formals.clone());
         let start = State { heap: Heap::new(), old: Rc::new(Heap::new()), store };
-        let failures = self.failures.len();
+        let failures = self.report.failures.len();
         let body_axioms: RefCell<Vec<Term>> = RefCell::new(vec![]);
         let post_axioms: RefCell<Vec<Term>> = RefCell::new(vec![]);
         let derived_axioms: RefCell<Vec<Term>> = RefCell::new(vec![]);
@@ -259,8 +259,8 @@ impl<'p> Verifier<'p> {
                 }
             }
         };
-        let saved_mode = self.mode;
-        self.mode = Mode::WellFormed;
+        let saved_mode = self.nest.mode;
+        self.nest.mode = Mode::WellFormed;
         if let Some(body) = self.body_of(p) {
             self.in_frame(|v| {
                 let base = v.dec.mark();
@@ -281,7 +281,7 @@ impl<'p> Verifier<'p> {
             });
         }
         let terminates =
-            !self.failures[failures..].iter().any(|f| f.err.id == "termination.unproven");
+            !self.report.failures[failures..].iter().any(|f| f.err.id == "termination.unproven");
         if !m.ensures.is_empty() {
             self.in_frame(|v| {
                 let base = v.dec.mark();
@@ -311,8 +311,8 @@ impl<'p> Verifier<'p> {
             });
         }
         let dispatch_axioms = self.translate_dispatch(p, &app, &formals, &start, &derived_axioms);
-        self.failures.truncate(failures);
-        self.mode = saved_mode;
+        self.report.failures.truncate(failures);
+        self.nest.mode = saved_mode;
         let skolemize = |ts: Vec<Term>| -> Vec<Term> {
             ts.into_iter()
                 .map(|t| skolemize(&t, &formals, &name))
@@ -491,18 +491,18 @@ impl<'p> Verifier<'p> {
         let post = admitted || !self.pure_check.is_some_and(|r| self.info.same_group(r, p));
         let code = u8::from(body) | if post { 0 } else { WITHOUT_POST };
         let covered = |v: &Self, code: u8| {
-            v.instantiated.get(&(app.clone(), code)).is_some_and(|&k| k >= fuel)
+            v.axioms.instantiated.get(&(app.clone(), code)).is_some_and(|&k| k >= fuel)
         };
         if covered(self, code) || (!post && covered(self, code & !WITHOUT_POST)) {
             return;
         }
         let key = (app.clone(), code);
-        if self.instances >= MAX_INSTANCES {
+        if self.axioms.instances >= MAX_INSTANCES {
             return;
         }
-        self.instances += 1;
-        let prev = self.instantiated.insert(key.clone(), fuel);
-        self.inst_log.push((key, prev));
+        self.axioms.instances += 1;
+        let prev = self.axioms.instantiated.insert(key.clone(), fuel);
+        self.axioms.inst_log.push((key, prev));
         self.record_app(app);
         let Some(d) = self.definition(p) else { return };
         let map: TermMap<Term, Term> =
@@ -610,8 +610,8 @@ impl<'p> Verifier<'p> {
     /// a fact of this path (not an axiom: a `join` then guards it with the branch
     /// conditions it depends on). The translator keeps axioms whole.
     fn assume_instance(&mut self, t: Term) {
-        self.axiom_instances += 1;
-        if !self.translating
+        self.stats.axiom_instances += 1;
+        if !self.axioms.translating
             && let Op::Implies = t.op()
         {
             let (g, c) = (&t.args()[0], &t.args()[1]);
@@ -634,12 +634,12 @@ impl<'p> Verifier<'p> {
     fn assume_derived_of(&mut self, app: &Term, p: MemberRef, guard: &Term) {
         let unguarded = guard.is_true();
         let key = (app.clone(), DERIVED);
-        if self.instantiated.contains_key(&key) {
+        if self.axioms.instantiated.contains_key(&key) {
             return;
         }
         if unguarded {
-            self.instantiated.insert(key.clone(), 1);
-            self.inst_log.push((key, None));
+            self.axioms.instantiated.insert(key.clone(), 1);
+            self.axioms.inst_log.push((key, None));
         }
         let Some(d) = self.definition(p) else { return };
         let map: TermMap<Term, Term> =
@@ -655,10 +655,10 @@ impl<'p> Verifier<'p> {
 
     /// Remember an application by its snapshot, for `after_ghost`.
     fn record_app(&mut self, app: &Term) {
-        if self.recorded.insert(app.clone())
+        if self.axioms.recorded.insert(app.clone())
             && let Some(s) = app.args().first()
         {
-            self.apps_by_snap.entry(s.clone()).or_default().push(app.clone());
+            self.axioms.apps_by_snap.entry(s.clone()).or_default().push(app.clone());
         }
     }
 
@@ -674,7 +674,7 @@ impl<'p> Verifier<'p> {
         if !self.config.infer || snap.symbols().is_empty() {
             return;
         }
-        let apps = self.apps_by_snap.get(snap).cloned().unwrap_or_default();
+        let apps = self.axioms.apps_by_snap.get(snap).cloned().unwrap_or_default();
         for a in apps {
             self.instantiate(&a, FUEL, true, 0);
         }

@@ -181,13 +181,13 @@ impl<'p> Verifier<'p> {
                     let Some(snap) = v.last_opened.take() else {
                         return v.internal(&opened, pred.span, "an opening without a snapshot");
                     };
-                    v.openings.push(snap);
+                    v.nest.openings.push(snap);
                     v.eval(opened, body, &|v, _s, t| {
-                        let inner = v.openings.pop();
+                        let inner = v.nest.openings.pop();
                         q(v, original.clone(), t);
-                        v.openings.extend(inner);
+                        v.nest.openings.extend(inner);
                     });
-                    v.openings.pop();
+                    v.nest.openings.pop();
                 })
             }
             ExprKind::Using { call, body } => {
@@ -225,10 +225,10 @@ impl<'p> Verifier<'p> {
 
     /// A failure that a checked program cannot cause: reported, never verified.
     pub fn internal(&mut self, s: &State, span: Span, what: &str) {
-        let save = self.mode;
-        self.mode = Mode::Stmt;
+        let save = self.nest.mode;
+        self.nest.mode = Mode::Stmt;
         self.fail(s, span, "internal.error", format!("internal error: {what}"));
-        self.mode = save;
+        self.nest.mode = save;
     }
 
     /// Evaluate a list of expressions left to right.
@@ -294,7 +294,7 @@ impl<'p> Verifier<'p> {
             // The operand is irrelevant on this path.
             return Some(Term::default_of(sort_of(&e.ty)));
         }
-        let before = self.ledger;
+        let before = self.stats.ledger;
         let leaves = self.join(&|v, k| {
             v.dec.assume_branch(guard.clone());
             v.eval(s.clone(), e, &|v, _s, t| k(v, t));
@@ -302,11 +302,11 @@ impl<'p> Verifier<'p> {
         // The `ite` below treats the leaves as exhaustive: if any sub-path ended
         // otherwise than as a leaf or a proved prune (a failure, the time budget),
         // this path ends with it.
-        let after = self.ledger;
+        let after = self.stats.ledger;
         if after.failed > before.failed || after.timeout > before.timeout {
             return None;
         }
-        self.ledger.started += 1;
+        self.stats.ledger.started += 1;
         let leaves = crate::rules::expand(&leaves);
         self.assume_leaf_facts(&leaves);
         // Leaves are exhaustive (infeasible ones aside): the last is the `else`. Each
@@ -442,7 +442,7 @@ impl<'p> Verifier<'p> {
             }
             return match self.read_segment(&s.heap, &ta, &ti) {
                 Ok(value) => {
-                    if !self.translating {
+                    if !self.axioms.translating {
                         self.assume_typed(&value, &e.ty, false);
                     }
                     q(self, s, value)
@@ -464,7 +464,7 @@ impl<'p> Verifier<'p> {
                     return;
                 }
                 let value = Term::select(contents, ti);
-                if !self.translating {
+                if !self.axioms.translating {
                     self.assume_typed(&value, &e.ty, false);
                 }
                 q(self, s, value)
@@ -571,32 +571,32 @@ impl<'p> Verifier<'p> {
         // A failing precondition is reported at the call: as `call.precondition` in
         // code, as `not.wellformed` in a contract or body, and with the enclosing
         // assertion's id (at its conjunct) inside a consumed assertion.
-        let (mode, freeze) = match self.mode {
+        let (mode, freeze) = match self.nest.mode {
             Mode::Stmt => (Mode::Consume { id: "call.precondition", call: Some(e.span) }, false),
             Mode::WellFormed => (Mode::Consume { id: "not.wellformed", call: Some(e.span) }, false),
             other => (other, true),
         };
-        let frozen = self.conjunct_frozen;
-        self.conjunct_frozen = frozen || freeze;
+        let frozen = self.nest.conjunct_frozen;
+        self.nest.conjunct_frozen = frozen || freeze;
         // A precondition that calls its own method (`requires f() > 0`) would be
         // evaluated forever: nested precondition evaluations are bounded.
-        if self.pre_depth >= crate::rules::MAX_PRE_DEPTH {
+        if self.nest.pre_depth >= crate::rules::MAX_PRE_DEPTH {
             return self.fail_termination(&s, e, target);
         }
         let closes_before = self.closes;
         let termination = self.termination;
         // Rule (3) needs the instances opened around the call (only under a check).
-        let openings = if termination.is_some() { self.openings.clone() } else { vec![] };
-        self.pre_depth += 1;
+        let openings = if termination.is_some() { self.nest.openings.clone() } else { vec![] };
+        self.nest.pre_depth += 1;
         // Read mode (LANGUAGE.md section 11): some positive amount of each location.
         let outer_read = std::mem::replace(&mut self.read_mode, true);
         let outer_scale = std::mem::replace(&mut self.scale, Term::write());
         self.consume_with(mode, callee, &m.requires, &|v, rest, snap| {
             v.read_mode = outer_read;
             let inner_scale = std::mem::replace(&mut v.scale, outer_scale.clone());
-            v.pre_depth -= 1;
-            let inner_frozen = v.conjunct_frozen;
-            v.conjunct_frozen = frozen;
+            v.nest.pre_depth -= 1;
+            let inner_frozen = v.nest.conjunct_frozen;
+            v.nest.conjunct_frozen = frozen;
             v.pure_call_result(
                 &s,
                 rest,
@@ -611,15 +611,15 @@ impl<'p> Verifier<'p> {
                 &openings,
                 q,
             );
-            v.conjunct_frozen = inner_frozen;
-            v.pre_depth += 1;
+            v.nest.conjunct_frozen = inner_frozen;
+            v.nest.pre_depth += 1;
             v.read_mode = true;
             v.scale = inner_scale;
         });
         self.read_mode = outer_read;
         self.scale = outer_scale;
-        self.pre_depth -= 1;
-        self.conjunct_frozen = frozen;
+        self.nest.pre_depth -= 1;
+        self.nest.conjunct_frozen = frozen;
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -734,7 +734,7 @@ impl<'p> Verifier<'p> {
         // Its axioms: the postcondition, and (with inference, or for `use`) the body.
         let body = explicit || v.config.infer;
         v.instantiate_call(&term, crate::rules::definition::FUEL, body, termination.is_some());
-        if !v.translating {
+        if !v.axioms.translating {
             let ty = &v.prog.classes[target.class].members[target.member].ty;
             v.assume_typed(&term, ty, false);
         }
@@ -744,8 +744,8 @@ impl<'p> Verifier<'p> {
     /// Rule (4) tried and failed: `why` is the failing half.
     fn fail_measure(&mut self, s: &State, e: &Expr, target: MemberRef, why: &str) {
         let name = self.info.member_names.get(&target).cloned().unwrap_or_default();
-        let save = self.mode;
-        self.mode = Mode::Stmt;
+        let save = self.nest.mode;
+        self.nest.mode = Mode::Stmt;
         self.fail(
             s,
             e.span,
@@ -754,7 +754,7 @@ impl<'p> Verifier<'p> {
                 "cannot prove that the call of `{name}` terminates: {why} (its `decreases` clause)"
             ),
         );
-        self.mode = save;
+        self.nest.mode = save;
     }
 
     fn fail_termination(&mut self, s: &State, e: &Expr, target: MemberRef) {
@@ -764,8 +764,8 @@ impl<'p> Verifier<'p> {
         } else {
             "it is not declared earlier"
         };
-        let save = self.mode;
-        self.mode = Mode::Stmt;
+        let save = self.nest.mode;
+        self.nest.mode = Mode::Stmt;
         self.fail(
             s,
             e.span,
@@ -774,7 +774,7 @@ impl<'p> Verifier<'p> {
                 "cannot prove that the call of `{name}` terminates: {order}, its precondition leaves no chunk behind, and it is not inside an `opening` (or consuming its precondition had to close a predicate)"
             ),
         );
-        self.mode = save;
+        self.nest.mode = save;
     }
 
     /// The body of a pure method or predicate (its `return` expression).

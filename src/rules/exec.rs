@@ -16,16 +16,10 @@ use std::collections::BTreeSet;
 use std::rc::Rc;
 
 /// See [`Verifier::scope`].
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq)]
 struct Scope {
     depth: usize,
-    mode: Mode,
-    tag: u32,
-    close_depth: u32,
-    pre_depth: u32,
-    open_nesting: u32,
-    openings: usize,
-    conjunct_frozen: bool,
+    nest: super::Nesting,
 }
 
 /// The continuation for `return`.
@@ -81,16 +75,7 @@ impl<'p> Verifier<'p> {
     /// What a statement's continuation sees of the verifier besides the state: the
     /// solver frame and the modes and nesting rules set around their continuations.
     fn scope(&self) -> Scope {
-        Scope {
-            depth: self.dec.depth(),
-            mode: self.mode,
-            tag: self.tag,
-            close_depth: self.close_depth,
-            pre_depth: self.pre_depth,
-            open_nesting: self.open_nesting,
-            openings: self.openings.len(),
-            conjunct_frozen: self.conjunct_frozen,
-        }
+        Scope { depth: self.dec.depth(), nest: self.nest.clone() }
     }
 
     pub fn exec(&mut self, s: State, st: &'p Stmt, ret: Ret<'_, 'p>, q: Q<'_, 'p, ()>) {
@@ -99,12 +84,12 @@ impl<'p> Verifier<'p> {
         }
         // Continuation-passing makes the Rust stack as deep as the path is long: grow
         // it on the heap when it runs low, so no program length overflows it.
-        self.exec_depth += 1;
-        self.exec_depth_max = self.exec_depth_max.max(self.exec_depth);
+        self.stats.exec_depth += 1;
+        self.stats.exec_depth_max = self.stats.exec_depth_max.max(self.stats.exec_depth);
         stacker::maybe_grow(crate::rules::STACK_RED_ZONE, crate::rules::STACK_SEGMENT, || {
             self.exec_traced(s, st, ret, q)
         });
-        self.exec_depth -= 1;
+        self.stats.exec_depth -= 1;
     }
 
     fn exec_traced(&mut self, s: State, st: &'p Stmt, ret: Ret<'_, 'p>, q: Q<'_, 'p, ()>) {
@@ -125,10 +110,10 @@ impl<'p> Verifier<'p> {
     fn exec_stmt(&mut self, s: State, st: &'p Stmt, ret: Ret<'_, 'p>, q: Q<'_, 'p, ()>) {
         if self.config.smoke
             && matches!(st.kind, StmtKind::Assert(_) | StmtKind::Return(_))
-            && !self.reached.contains(&st.span)
+            && !self.report.reached.contains(&st.span)
             && self.path_feasible()
         {
-            self.reached.insert(st.span);
+            self.report.reached.insert(st.span);
         }
         match &st.kind {
             StmtKind::Local { ty, name, init } => match init {
@@ -173,10 +158,10 @@ impl<'p> Verifier<'p> {
             StmtKind::Open(call) => self.open_instance(s, call, st.span, true, q),
             StmtKind::Close(call) => self.exec_close(s, call, st.span, q),
             StmtKind::Use(call) => {
-                let save = self.mode;
-                self.mode = Mode::Stmt;
+                let save = self.nest.mode;
+                self.nest.mode = Mode::Stmt;
                 self.eval_pure_call(s, call, true, &|v, s, _| q(v, s, ()));
-                self.mode = save;
+                self.nest.mode = save;
             }
             StmtKind::Join(_) => q(self, s, ()),
             StmtKind::Return(e) => match e {
@@ -211,7 +196,7 @@ impl<'p> Verifier<'p> {
                 }) {
                     return;
                 }
-                let base = v.name_hint.take().unwrap_or_else(|| "arr".to_string());
+                let base = v.made.name_hint.take().unwrap_or_else(|| "arr".to_string());
                 let a = v.new_object(&base);
                 v.dec.assume(Term::eq(Term::len(a.clone()), n));
                 let e = elem_of(&Type::Array(Box::new(elem.clone())));
@@ -225,9 +210,9 @@ impl<'p> Verifier<'p> {
     /// Run `f` with a name for the object a `new` in it allocates (the local it is
     /// assigned to), so traces read `c1@1` rather than `cell@1`.
     fn with_hint(&mut self, name: &str, f: impl FnOnce(&mut Self)) {
-        let saved = self.name_hint.replace(name.to_string());
+        let saved = self.made.name_hint.replace(name.to_string());
         f(self);
-        self.name_hint = saved;
+        self.made.name_hint = saved;
     }
 
     fn is_method_call(&self, e: &Expr) -> bool {
@@ -296,9 +281,9 @@ impl<'p> Verifier<'p> {
         ret: Ret<'_, 'p>,
         q: Q<'_, 'p, ()>,
     ) {
-        self.if_joins += 1;
-        let before = self.ledger;
-        let failures_before = self.failures.len();
+        self.stats.if_joins += 1;
+        let before = self.stats.ledger;
+        let failures_before = self.report.failures.len();
         let mut flat = vec![];
         tail_ifs(then, els, &mut flat);
         flat.retain(|st| self.flat_ifs.insert(*st as *const Stmt));
@@ -313,7 +298,7 @@ impl<'p> Verifier<'p> {
         if leaves.is_empty() {
             return unflatten(self);
         }
-        let after = self.ledger;
+        let after = self.stats.ledger;
         let clean = after.failed == before.failed && after.timeout == before.timeout;
         let expanded = crate::rules::expanded_len(&leaves);
         let small = expanded <= SMALL_JOIN;
@@ -384,8 +369,8 @@ impl<'p> Verifier<'p> {
         };
         unflatten(self);
         if let Some(m) = merged {
-            self.merges += 1;
-            self.ledger.started += 1;
+            self.stats.merges += 1;
+            self.stats.ledger.started += 1;
             match &arm {
                 None => self.assume_leaf_facts(&crate::rules::expand(&leaves)),
                 Some(arm) => self.assume_by_splits(&leaves, arm),
@@ -401,16 +386,16 @@ impl<'p> Verifier<'p> {
         if !separate && !self.timed_out {
             // Run the `if` again as separate paths, its tail `if`s flat as before: the
             // failures the join recorded are recorded again.
-            self.failures.truncate(failures_before);
+            self.report.failures.truncate(failures_before);
             for st in &flat {
                 self.flat_ifs.insert(*st as *const Stmt);
             }
-            self.ledger.started += 1;
+            self.stats.ledger.started += 1;
             self.exec_if(s, c, cond, then, els, ret, q);
             return unflatten(self);
         }
         for leaf in crate::rules::expand(&leaves) {
-            self.ledger.started += 1;
+            self.stats.ledger.started += 1;
             self.in_frame(|v| {
                 for t in &leaf.conds {
                     v.dec.assume_branch(t.clone());
@@ -669,7 +654,7 @@ impl<'p> Verifier<'p> {
             return q(self, s, o);
         };
         let cls = &self.prog.classes[ci];
-        let base = self.name_hint.take().unwrap_or_else(|| class.to_lowercase());
+        let base = self.made.name_hint.take().unwrap_or_else(|| class.to_lowercase());
         let o = self.new_object(&base);
         // Java's `new C(..)` makes an object of exactly class `C` (section 10).
         self.assume_class(&o, ci);
@@ -703,15 +688,15 @@ impl<'p> Verifier<'p> {
             domain: vec![Sort::Ref].into(),
             range: Sort::Int,
         };
-        let k = self.allocated.len() as i64 + 1;
+        let k = self.made.allocated.len() as i64 + 1;
         self.dec.assume(Term::eq(Term::app(&alloc, vec![o.clone()]), Term::int(k)));
-        for i in 0..self.chunk_refs.len() {
-            let r = self.chunk_refs[i].clone();
+        for i in 0..self.made.chunk_refs.len() {
+            let r = self.made.chunk_refs[i].clone();
             self.dec.assume(Term::ne(o.clone(), r));
         }
-        self.allocated.insert(o.clone());
+        self.made.allocated.insert(o.clone());
         let birth = self.birth(&o);
-        self.allocations.push((o.clone(), birth));
+        self.made.allocations.push((o.clone(), birth));
         o
     }
 
@@ -729,16 +714,16 @@ impl<'p> Verifier<'p> {
     pub fn note_ref(&mut self, t: &Term) {
         if t.sort() != Sort::Ref
             || matches!(t.op(), crate::state::term::Op::Null)
-            || self.allocated.contains(t)
+            || self.made.allocated.contains(t)
         {
             return;
         }
-        let before = match self.chunk_refs_seen.get(t) {
+        let before = match self.made.chunk_refs_seen.get(t) {
             Some(&k) => k,
             None => {
-                let k = self.allocations.len();
-                self.chunk_refs_seen.insert(t.clone(), k);
-                self.chunk_refs.push(t.clone());
+                let k = self.made.allocations.len();
+                self.made.chunk_refs_seen.insert(t.clone(), k);
+                self.made.chunk_refs.push(t.clone());
                 k
             }
         };
@@ -746,9 +731,9 @@ impl<'p> Verifier<'p> {
             return;
         }
         let birth = self.birth(t);
-        let first = self.allocations.partition_point(|(_, b)| *b <= birth);
+        let first = self.made.allocations.partition_point(|(_, b)| *b <= birth);
         for j in first..before {
-            let o = self.allocations[j].0.clone();
+            let o = self.made.allocations[j].0.clone();
             self.dec.assume(Term::ne(t.clone(), o));
         }
     }
@@ -844,7 +829,7 @@ impl<'p> Verifier<'p> {
             invs,
             &|v, frame, _| {
                 // Two paths go on: the body's check and the code after the loop.
-                v.ledger.started += 1;
+                v.stats.ledger.started += 1;
                 // Fresh values for the locals the loop assigns.
                 let mut havocked = frame.clone();
                 for x in &assigned {
@@ -884,12 +869,12 @@ impl<'p> Verifier<'p> {
                                             },
                                             s,
                                             invs,
-                                            &|v, _, _| v.ledger.completed += 1,
+                                            &|v, _, _| v.stats.ledger.completed += 1,
                                         )
                                     })
                                 },
                                 // The loop is left: the path after the loop covers it.
-                                &|v, _, ()| v.ledger.completed += 1,
+                                &|v, _, ()| v.stats.ledger.completed += 1,
                             )
                         })
                     })
@@ -899,7 +884,9 @@ impl<'p> Verifier<'p> {
                 v.produce_all(havocked, snap, invs, &|v, s, ()| {
                     v.eval(s, cond, &|v, s, c| {
                         // Another iteration: the body's check covers it.
-                        v.branch(s, c, &|v, _, ()| v.ledger.completed += 1, &|v, s, ()| q(v, s, ()))
+                        v.branch(s, c, &|v, _, ()| v.stats.ledger.completed += 1, &|v, s, ()| {
+                            q(v, s, ())
+                        })
                     })
                 });
             },
@@ -924,14 +911,14 @@ impl<'p> Verifier<'p> {
         let reached = std::cell::Cell::new(0u32);
         self.in_frame(|v| {
             v.exec_block(s.clone(), prefix, ret, &|v, s, ()| {
-                v.paths += 1;
+                v.stats.paths += 1;
                 v.trace_step(&s, || "join: consume the join assertion".to_string(), stmts[j].span);
                 v.consume_with(
                     Mode::Consume { id: "join.failed", call: None },
                     s,
                     std::slice::from_ref(a),
                     &|v, _, _| {
-                        v.ledger.merged += 1;
+                        v.stats.ledger.merged += 1;
                         reached.set(reached.get() + 1);
                     },
                 )
@@ -956,7 +943,7 @@ impl<'p> Verifier<'p> {
             after.set(x, f);
         }
         let snap = self.fresh("join", Sort::Snap);
-        self.ledger.started += 1;
+        self.stats.ledger.started += 1;
         self.produce(after, snap, a, &|v, s, ()| v.exec_block(s, rest, ret, q))
     }
 }

@@ -126,21 +126,21 @@ impl<'p> Verifier<'p> {
         let store = s.store.clone();
         let inner =
             State { heap: s.heap, old: s.old, store: self.callee_store(p, recv.clone(), args) };
-        self.open_nesting += 1;
+        self.nest.open_nesting += 1;
         let outer_scale = std::mem::replace(&mut self.scale, amount);
         let body_scale = self.scale.clone();
         self.produce(inner, snap.clone(), body, &|v, opened, ()| {
             let back = State { heap: opened.heap, old: opened.old, store: store.clone() };
-            v.open_nesting -= 1;
+            v.nest.open_nesting -= 1;
             v.scale = outer_scale.clone();
             v.after_ghost(&snap);
             v.last_opened = Some(snap.clone());
             q(v, back, ());
             v.scale = body_scale.clone();
-            v.open_nesting += 1;
+            v.nest.open_nesting += 1;
         });
         self.scale = outer_scale;
-        self.open_nesting -= 1;
+        self.nest.open_nesting -= 1;
     }
 
     /// Have opens nested (an open producing a body that opens again) as deep as they
@@ -148,7 +148,7 @@ impl<'p> Verifier<'p> {
     /// symbol, which is sound (it stands for any value) and ends the recursion of
     /// predicates that look into their successors (`opening next.p() in ..`).
     pub fn opens_exhausted(&self) -> bool {
-        self.open_nesting >= crate::rules::MAX_NESTED_OPENS
+        self.nest.open_nesting >= crate::rules::MAX_NESTED_OPENS
     }
 
     /// Open the instance named by `call` (an `ExprKind::Call` of a predicate, or
@@ -209,7 +209,7 @@ impl<'p> Verifier<'p> {
                         );
                         // In code the id is `open.failed`; inside an assertion being
                         // consumed or checked, the reason is the missing permission.
-                        let reason = if matches!(v.mode, Mode::Stmt) {
+                        let reason = if matches!(v.nest.mode, Mode::Stmt) {
                             "open.failed"
                         } else {
                             "insufficient.permission"
@@ -254,7 +254,7 @@ impl<'p> Verifier<'p> {
             Take::Missing(held, held_slots) => {
                 // Close the amount still missing (inference rule 1 with amounts).
                 let missing = Term::sub(pi.clone(), held);
-                let conj = (self.conjunct, self.conjunct_text.clone());
+                let conj = (self.report.conjunct, self.report.conjunct_text.clone());
                 // An instance can be closed only with its class's body: through an
                 // interface, only when the receiver's class is known. And only on a
                 // receiver that is not null (no instance has a null receiver).
@@ -263,7 +263,7 @@ impl<'p> Verifier<'p> {
                     self.dec.prove(&Term::ne(r.clone(), Term::null())) == Answer::Proved
                 });
                 if self.config.infer
-                    && self.close_depth < crate::rules::MAX_CLOSE
+                    && self.nest.close_depth < crate::rules::MAX_CLOSE
                     && non_null
                     && let Some(bp) = body_pred
                 {
@@ -273,8 +273,8 @@ impl<'p> Verifier<'p> {
                     };
                     let saved = self.begin_tentative();
                     let inner_tag = self.current_tag();
-                    let outer_mode = self.mode;
-                    self.close_depth += 1;
+                    let outer_mode = self.nest.mode;
+                    self.nest.close_depth += 1;
                     self.closes += 1;
                     let outer_scale = std::mem::replace(&mut self.scale, missing.clone());
                     let body_scale = self.scale.clone();
@@ -286,12 +286,15 @@ impl<'p> Verifier<'p> {
                     let broken = std::cell::Cell::new(0u32);
                     self.consume(st, h2.clone(), body, &|v, _st, h2b, snap| {
                         // Back in the consumer's context for the rest of the path.
-                        let depth = v.close_depth;
-                        let (mode, cj, cjt) =
-                            (v.mode, v.conjunct, std::mem::take(&mut v.conjunct_text));
-                        v.close_depth -= 1;
+                        let depth = v.nest.close_depth;
+                        let (mode, cj, cjt) = (
+                            v.nest.mode,
+                            v.report.conjunct,
+                            std::mem::take(&mut v.report.conjunct_text),
+                        );
+                        v.nest.close_depth -= 1;
                         v.set_tag(saved.0);
-                        v.mode = outer_mode;
+                        v.nest.mode = outer_mode;
                         v.scale = outer_scale.clone();
                         v.after_ghost(&snap);
                         // The part held and the part closed are one instance: one
@@ -318,20 +321,20 @@ impl<'p> Verifier<'p> {
                         } else if same {
                             q(v, s.clone(), h2b, snap);
                         } else {
-                            v.ledger.pruned += 1;
+                            v.stats.ledger.pruned += 1;
                         }
                         v.scale = body_scale.clone();
                         v.set_tag(inner_tag);
-                        v.close_depth = depth;
-                        v.mode = mode;
-                        v.conjunct = cj;
-                        v.conjunct_text = cjt;
+                        v.nest.close_depth = depth;
+                        v.nest.mode = mode;
+                        v.report.conjunct = cj;
+                        v.report.conjunct_text = cjt;
                     });
-                    self.close_depth -= 1;
+                    self.nest.close_depth -= 1;
                     self.scale = outer_scale;
                     let errs = self.end_tentative(saved);
-                    self.conjunct = conj.0;
-                    self.conjunct_text = conj.1;
+                    self.report.conjunct = conj.0;
+                    self.report.conjunct_text = conj.1;
                     if let Some(first) = errs.first() {
                         // The paths that failed inside the close ended there; this
                         // reports them once, as the consumer's failure.

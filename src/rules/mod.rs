@@ -151,33 +151,12 @@ pub struct Verifier<'p> {
     pub info: &'p Info,
     pub dec: Decider,
     pub config: Config,
-    pub failures: Vec<Failure>,
-    pub mode: Mode,
-    /// The span of the conjunct being consumed, for `Mode::Consume`.
-    pub conjunct: Span,
-    /// The text of that conjunct, for messages.
-    pub conjunct_text: String,
-    /// While consuming a pure call's precondition inside a consumed assertion, the
-    /// failing conjunct stays the outer assertion's.
-    pub conjunct_frozen: bool,
-    /// The refinement check under way, if any.
-    pub refining: Option<Refinement>,
     /// The declared type of each local and parameter of the member being verified
     /// (`None` for a name declared twice with different types, in sibling blocks), for
     /// what a fresh value of a local says of its class (section 10).
     pub local_types: HashMap<String, Option<Type>>,
-    tag: u32,
-    next_tag: u32,
-    fresh: HashMap<String, u32>,
     /// Pure-call termination checking: the pure method whose body is being checked.
     pub termination: Option<crate::syntax::ast::MemberRef>,
-    /// Nesting of pure-call preconditions being evaluated.
-    pub pre_depth: u32,
-    /// Opens in progress (an open producing a body that opens again).
-    pub open_nesting: u32,
-    /// The snapshots of the instances opened by the explicit `opening` expressions
-    /// around the current evaluation, innermost last (termination rule (3)).
-    pub openings: Vec<Term>,
     /// The snapshot of the instance `open_chunk` opened last (read by `opening`).
     pub last_opened: Option<Term>,
     /// The pure method whose body and postcondition are being checked: its recursion
@@ -186,66 +165,11 @@ pub struct Verifier<'p> {
     pub pure_check: Option<crate::syntax::ast::MemberRef>,
     /// Inferred closes so far (to see whether a consume closed anything).
     pub closes: u64,
-    /// Nesting of inferred closes, bounded.
-    pub close_depth: u32,
-    /// The failing path so far (for `--trace`).
-    pub trace: Vec<TraceEntry>,
-    /// Paths that reached the end of what was verified (a postcondition, the end of a
-    /// pure body or predicate body) or a `join`.
-    pub paths: u64,
-    /// Paths that reached the end of the member (not counting joins).
-    pub ends: u64,
-    pub branches: u64,
-    pub pruned: u64,
-    pub chunks_max: u64,
-    /// How every path ended.
-    pub ledger: ledger::Ledger,
-    /// The `assert` and `return` statements some path reached (for `--smoke`).
-    pub reached: std::collections::HashSet<Span>,
     /// Set when the member's time budget ran out: every path stops.
     pub timed_out: bool,
-    /// A name for the next object `new` allocates (the local it is assigned to).
-    pub name_hint: Option<String>,
-    /// Objects allocated by `new` so far (any path), each numbered by `alloc#`.
-    pub allocated: crate::state::term::TermSet,
-    /// The references chunks held so far (any path), for `new` (`note_ref`).
-    pub chunk_refs: Vec<Term>,
-    /// For each of them, how many objects had been allocated when it was first noted.
-    chunk_refs_seen: crate::state::term::TermMap<Term, usize>,
-    /// The objects allocated so far (any path), each with its symbol's birth.
-    pub allocations: Vec<(Term, u64)>,
-    /// When each fresh symbol was made (a counter over the member): a reference built
-    /// only from symbols older than an allocated object denotes an object that existed
-    /// before it, so not that one.
-    births: crate::state::term::TermMap<Term, u64>,
-    /// The definitions of pure methods translated so far.
-    pub defs: definition::Defs,
-    /// This verifier translates definitions (it never translates on demand).
-    pub translating: bool,
     /// Spans of trigger terms of the quantifiers being evaluated, with the first term
     /// each evaluated to (`rules/quant.rs`).
     pub watch: HashMap<Span, Option<Term>>,
-    /// The pure method being translated (by the translator).
-    pub target: Option<crate::syntax::ast::MemberRef>,
-    translator: Option<Box<Verifier<'p>>>,
-    /// Applications whose axioms are assumed on the current path, with the fuel used
-    /// (`body` tells whether the body axioms were included), and the log to undo
-    /// that when a frame is left.
-    instantiated: crate::state::term::TermMap<(Term, u8), u32>,
-    inst_log: Vec<((Term, u8), Option<u32>)>,
-    /// Applications met so far (any path), by snapshot, for `after_ghost`.
-    apps_by_snap: crate::state::term::TermMap<Term, Vec<Term>>,
-    recorded: crate::state::term::TermSet,
-    /// Instantiations so far (bounded by `definition::MAX_INSTANCES`).
-    instances: u64,
-    /// `if` statements whose branches were explored in a join (merged or not), and
-    /// how many of them merged into one state.
-    pub if_joins: u64,
-    pub merges: u64,
-    /// Statement rules active on the Rust stack now, and at most so far: with the
-    /// trampoline of `exec_seq`, straight-line code does not add to it.
-    pub exec_depth: u64,
-    pub exec_depth_max: u64,
     /// The factor every amount of the assertion being produced or consumed is
     /// multiplied by: `write`, or the amount of a predicate instance being opened or
     /// closed (its body is scaled: LANGUAGE.md section 11).
@@ -262,9 +186,6 @@ pub struct Verifier<'p> {
     /// `if` statements that run inside an enclosing `if`'s join, without a join of
     /// their own (`exec_if_merging`).
     pub flat_ifs: std::collections::HashSet<*const crate::syntax::ast::Stmt>,
-    /// Axiom instances of pure methods' definitions and postconditions assumed on this
-    /// member's paths (`--stats`; one per instance and path that assumed it).
-    pub axiom_instances: u64,
     /// Distinct inputs solved per path end, for testing (`paths.rs`); 0: none.
     pub path_inputs: usize,
     /// The path ends recorded when `path_inputs > 0`, and those past the bound.
@@ -273,6 +194,115 @@ pub struct Verifier<'p> {
     /// The goal whose refutation is failing the path now (`check`), so that the inputs
     /// solved for the failed path violate it.
     pub failing_goal: Option<Term>,
+    pub stats: Counters,
+    pub report: Reporting,
+    pub nest: Nesting,
+    pub made: Made,
+    pub axioms: Axioms<'p>,
+}
+
+/// What the member's exploration counted (`--stats`) and how every path ended (the ledger).
+pub struct Counters {
+    /// Paths that reached the end of what was verified (a postcondition, the end of a
+    /// pure body or predicate body) or a `join`.
+    pub paths: u64,
+    /// Paths that reached the end of the member (not counting joins).
+    pub ends: u64,
+    pub branches: u64,
+    pub pruned: u64,
+    pub chunks_max: u64,
+    /// How every path ended.
+    pub ledger: ledger::Ledger,
+    /// `if` statements whose branches were explored in a join (merged or not), and
+    /// how many of them merged into one state.
+    pub if_joins: u64,
+    pub merges: u64,
+    /// Statement rules active on the Rust stack now, and at most so far: with the
+    /// trampoline of `exec_seq`, straight-line code does not add to it.
+    pub exec_depth: u64,
+    pub exec_depth_max: u64,
+    /// Axiom instances of pure methods' definitions and postconditions assumed on this
+    /// member's paths (`--stats`; one per instance and path that assumed it).
+    pub axiom_instances: u64,
+}
+
+/// What failures report: the failures so far, the conjunct being consumed, the failing
+/// path's trace, the statements some path reached (`--smoke`), the refinement under way.
+pub struct Reporting {
+    pub failures: Vec<Failure>,
+    /// The span of the conjunct being consumed, for `Mode::Consume`.
+    pub conjunct: Span,
+    /// The text of that conjunct, for messages.
+    pub conjunct_text: String,
+    /// The refinement check under way, if any.
+    pub refining: Option<Refinement>,
+    /// The failing path so far (for `--trace`).
+    pub trace: Vec<TraceEntry>,
+    /// The `assert` and `return` statements some path reached (for `--smoke`).
+    pub reached: std::collections::HashSet<Span>,
+}
+
+/// The modes and nesting counters that rules set around their continuations: the
+/// trampoline of `exec_seq` saves and compares them as one unit (`Scope`).
+#[derive(Clone, PartialEq)]
+pub struct Nesting {
+    pub mode: Mode,
+    /// While consuming a pure call's precondition inside a consumed assertion, the
+    /// failing conjunct stays the outer assertion's.
+    pub conjunct_frozen: bool,
+    pub(in crate::rules) tag: u32,
+    /// Nesting of pure-call preconditions being evaluated.
+    pub pre_depth: u32,
+    /// Opens in progress (an open producing a body that opens again).
+    pub open_nesting: u32,
+    /// The snapshots of the instances opened by the explicit `opening` expressions
+    /// around the current evaluation, innermost last (termination rule (3)).
+    pub openings: Vec<Term>,
+    /// Nesting of inferred closes, bounded.
+    pub close_depth: u32,
+}
+
+/// What the member has made so far (on any path): fresh symbols and when each was born,
+/// objects allocated by `new`, the references chunks held, tags.
+pub struct Made {
+    pub(in crate::rules) next_tag: u32,
+    pub(in crate::rules) fresh: HashMap<String, u32>,
+    /// A name for the next object `new` allocates (the local it is assigned to).
+    pub name_hint: Option<String>,
+    /// Objects allocated by `new` so far (any path), each numbered by `alloc#`.
+    pub allocated: crate::state::term::TermSet,
+    /// The references chunks held so far (any path), for `new` (`note_ref`).
+    pub chunk_refs: Vec<Term>,
+    /// For each of them, how many objects had been allocated when it was first noted.
+    pub(in crate::rules) chunk_refs_seen: crate::state::term::TermMap<Term, usize>,
+    /// The objects allocated so far (any path), each with its symbol's birth.
+    pub allocations: Vec<(Term, u64)>,
+    /// When each fresh symbol was made (a counter over the member): a reference built
+    /// only from symbols older than an allocated object denotes an object that existed
+    /// before it, so not that one.
+    pub(in crate::rules) births: crate::state::term::TermMap<Term, u64>,
+}
+
+/// Pure methods' definitions (translated by the translator) and the axiom instances
+/// assumed on the current path.
+pub struct Axioms<'p> {
+    /// The definitions of pure methods translated so far.
+    pub defs: definition::Defs,
+    /// This verifier translates definitions (it never translates on demand).
+    pub translating: bool,
+    /// The pure method being translated (by the translator).
+    pub target: Option<crate::syntax::ast::MemberRef>,
+    pub(in crate::rules) translator: Option<Box<Verifier<'p>>>,
+    /// Applications whose axioms are assumed on the current path, with the fuel used
+    /// (`body` tells whether the body axioms were included), and the log to undo
+    /// that when a frame is left.
+    pub(in crate::rules) instantiated: crate::state::term::TermMap<(Term, u8), u32>,
+    pub(in crate::rules) inst_log: Vec<((Term, u8), Option<u32>)>,
+    /// Applications met so far (any path), by snapshot, for `after_ghost`.
+    pub(in crate::rules) apps_by_snap: crate::state::term::TermMap<Term, Vec<Term>>,
+    pub(in crate::rules) recorded: crate::state::term::TermSet,
+    /// Instantiations so far (bounded by `definition::MAX_INSTANCES`).
+    pub(in crate::rules) instances: u64,
 }
 
 /// When less than this much stack is left, the rules continue on a new segment.
@@ -330,55 +360,14 @@ impl<'p> Verifier<'p> {
                 d
             },
             config,
-            failures: Vec::new(),
-            mode: Mode::Stmt,
-            conjunct: Span::default(),
-            conjunct_text: String::new(),
-            conjunct_frozen: false,
-            refining: None,
             local_types: HashMap::new(),
-            tag: 0,
-            next_tag: 1,
-            fresh: HashMap::new(),
             termination: None,
-            pre_depth: 0,
-            open_nesting: 0,
-            openings: Vec::new(),
             last_opened: None,
             pure_check: None,
             closes: 0,
-            close_depth: 0,
-            trace: Vec::new(),
-            paths: 0,
-            branches: 0,
-            pruned: 0,
-            chunks_max: 0,
-            ends: 0,
-            ledger: ledger::Ledger::default(),
-            reached: std::collections::HashSet::new(),
             timed_out: false,
-            name_hint: None,
-            allocated: Default::default(),
-            chunk_refs: Vec::new(),
-            chunk_refs_seen: Default::default(),
-            allocations: Vec::new(),
-            births: Default::default(),
-            defs,
-            translating: false,
             watch: HashMap::new(),
-            target: None,
-            translator: None,
-            instantiated: Default::default(),
-            inst_log: Vec::new(),
-            apps_by_snap: Default::default(),
-            if_joins: 0,
-            merges: 0,
-            exec_depth: 0,
-            exec_depth_max: 0,
             flat_ifs: std::collections::HashSet::new(),
-            axiom_instances: 0,
-            recorded: Default::default(),
-            instances: 0,
             scale: Term::write(),
             read_mode: false,
             no_bounds: false,
@@ -387,23 +376,74 @@ impl<'p> Verifier<'p> {
             path_ends: Vec::new(),
             path_ends_dropped: 0,
             failing_goal: None,
+            stats: Counters {
+                paths: 0,
+                branches: 0,
+                pruned: 0,
+                chunks_max: 0,
+                ends: 0,
+                ledger: ledger::Ledger::default(),
+                if_joins: 0,
+                merges: 0,
+                exec_depth: 0,
+                exec_depth_max: 0,
+                axiom_instances: 0,
+            },
+            report: Reporting {
+                failures: Vec::new(),
+                conjunct: Span::default(),
+                conjunct_text: String::new(),
+                refining: None,
+                trace: Vec::new(),
+                reached: std::collections::HashSet::new(),
+            },
+            nest: Nesting {
+                mode: Mode::Stmt,
+                conjunct_frozen: false,
+                tag: 0,
+                pre_depth: 0,
+                open_nesting: 0,
+                openings: Vec::new(),
+                close_depth: 0,
+            },
+            made: Made {
+                next_tag: 1,
+                fresh: HashMap::new(),
+                name_hint: None,
+                allocated: Default::default(),
+                chunk_refs: Vec::new(),
+                chunk_refs_seen: Default::default(),
+                allocations: Vec::new(),
+                births: Default::default(),
+            },
+            axioms: Axioms {
+                defs,
+                translating: false,
+                target: None,
+                translator: None,
+                instantiated: Default::default(),
+                inst_log: Vec::new(),
+                apps_by_snap: Default::default(),
+                recorded: Default::default(),
+                instances: 0,
+            },
         }
     }
 
     /// A fresh symbol named after `base` (`x@3`).
     pub fn fresh(&mut self, base: &str, sort: Sort) -> Term {
-        let n = self.fresh.entry(base.to_string()).or_insert(0);
+        let n = self.made.fresh.entry(base.to_string()).or_insert(0);
         *n += 1;
         let t = Term::var(&format!("{base}@{n}"), sort);
-        let birth = self.births.len() as u64 + 1;
-        self.births.insert(t.clone(), birth);
+        let birth = self.made.births.len() as u64 + 1;
+        self.made.births.insert(t.clone(), birth);
         t
     }
 
     /// The birth of the youngest fresh symbol in `t` (0 when it has none: `this`,
     /// parameters and constants exist before anything the member makes).
     pub fn birth(&self, t: &Term) -> u64 {
-        t.symbols().iter().filter_map(|x| self.births.get(x).copied()).max().unwrap_or(0)
+        t.symbols().iter().filter_map(|x| self.made.births.get(x).copied()).max().unwrap_or(0)
     }
 
     /// Should this path stop because the member ran out of time? When it says so,
@@ -413,7 +453,7 @@ impl<'p> Verifier<'p> {
             self.timed_out = true;
         }
         if self.timed_out {
-            self.ledger.timeout += 1;
+            self.stats.ledger.timeout += 1;
             self.end_path(None, paths::PathEndKind::OutOfBudget);
         }
         self.timed_out
@@ -424,13 +464,13 @@ impl<'p> Verifier<'p> {
     /// path ends as failed (or as pruned, when the path turns out infeasible).
     pub fn fail(&mut self, state: &State, span: Span, reason: &'static str, what: String) {
         if self.report(state, span, reason, what) {
-            self.ledger.failed += 1;
-            if let Some(f) = self.failures.last() {
+            self.stats.ledger.failed += 1;
+            if let Some(f) = self.report.failures.last() {
                 let how = paths::PathEndKind::Failed { id: f.err.id, span: f.err.span };
                 self.end_path(Some(state), how);
             }
         } else {
-            self.ledger.pruned += 1;
+            self.stats.ledger.pruned += 1;
         }
     }
 
@@ -444,11 +484,11 @@ impl<'p> Verifier<'p> {
         reason: &'static str,
         what: String,
     ) -> bool {
-        if self.translating {
+        if self.axioms.translating {
             // A translation's failures only leave its definition partial; the member's
             // own check reports them to the user.
-            self.failures.push(Failure {
-                tag: self.tag,
+            self.report.failures.push(Failure {
+                tag: self.nest.tag,
                 err: VerificationError::plain(reason, reason, String::new(), span),
             });
             return true;
@@ -458,33 +498,34 @@ impl<'p> Verifier<'p> {
         if !self.path_feasible() {
             return false;
         }
-        let (id, at, message, notes) = match self.mode {
+        let (id, at, message, notes) = match self.nest.mode {
             Mode::Stmt => (reason, span, what, vec![]),
             Mode::WellFormed => ("not.wellformed", span, what, vec![]),
             Mode::Consume { id, call: None } => {
-                let msg = format!("{}: {what}", show::describe(id, &self.conjunct_text));
-                (id, self.conjunct, msg, vec![])
+                let msg = format!("{}: {what}", show::describe(id, &self.report.conjunct_text));
+                (id, self.report.conjunct, msg, vec![])
             }
             Mode::Consume { id: "override.unsound", call: Some(call) } => {
-                let (msg, note) = match &self.refining {
+                let (msg, note) = match &self.report.refining {
                     Some(r) => (
                         format!(
                             "`{}` does not refine `{}`: {} conjunct `{}` might not hold: {what}",
-                            r.class_member, r.iface_member, r.side, self.conjunct_text
+                            r.class_member, r.iface_member, r.side, self.report.conjunct_text
                         ),
-                        format!("{} conjunct `{}` fails here", r.side, self.conjunct_text),
+                        format!("{} conjunct `{}` fails here", r.side, self.report.conjunct_text),
                     ),
                     None => (
-                        format!("`{}` might not hold: {what}", self.conjunct_text),
-                        format!("the conjunct `{}` fails here", self.conjunct_text),
+                        format!("`{}` might not hold: {what}", self.report.conjunct_text),
+                        format!("the conjunct `{}` fails here", self.report.conjunct_text),
                     ),
                 };
-                ("override.unsound", call, msg, vec![(self.conjunct, note)])
+                ("override.unsound", call, msg, vec![(self.report.conjunct, note)])
             }
             Mode::Consume { id, call: Some(call) } => {
-                let msg = format!("{}: {what}", show::describe(id, &self.conjunct_text));
-                let note = format!("the callee's conjunct `{}` fails here", self.conjunct_text);
-                (id, call, msg, vec![(self.conjunct, note)])
+                let msg = format!("{}: {what}", show::describe(id, &self.report.conjunct_text));
+                let note =
+                    format!("the callee's conjunct `{}` fails here", self.report.conjunct_text);
+                (id, call, msg, vec![(self.report.conjunct, note)])
             }
         };
         let trace = if self.config.trace {
@@ -492,8 +533,8 @@ impl<'p> Verifier<'p> {
         } else {
             None
         };
-        self.failures.push(Failure {
-            tag: self.tag,
+        self.report.failures.push(Failure {
+            tag: self.nest.tag,
             err: VerificationError {
                 id,
                 reason,
@@ -511,11 +552,11 @@ impl<'p> Verifier<'p> {
 
     /// Attach a counterexample to the most recent failure (a false boolean `goal`).
     pub fn attach_counterexample(&mut self, state: &State, goal: &Term) {
-        if !self.config.counterexample || self.translating {
+        if !self.config.counterexample || self.axioms.translating {
             return;
         }
         let cex = crate::rules::show::counterexample(self, state, goal);
-        if let Some(f) = self.failures.last_mut()
+        if let Some(f) = self.report.failures.last_mut()
             && let Some((lines, entry)) = cex
         {
             f.err.counterexample = Some(lines);
@@ -526,15 +567,15 @@ impl<'p> Verifier<'p> {
     /// Record a solver give-up on this path.
     pub fn fail_unknown(&mut self, state: &State, span: Span) {
         self.timed_out = self.timed_out || self.dec.out_of_time();
-        let save = self.mode;
-        self.mode = Mode::Stmt;
+        let save = self.nest.mode;
+        self.nest.mode = Mode::Stmt;
         self.fail(
             state,
             span,
             "verification.timeout",
             "the solver gave up (unknown or timeout)".into(),
         );
-        self.mode = save;
+        self.nest.mode = save;
     }
 
     /// Prove `goal`; on failure record it (with `reason`) and return false.
@@ -546,7 +587,7 @@ impl<'p> Verifier<'p> {
         reason: &'static str,
         what: impl FnOnce() -> String,
     ) -> bool {
-        if self.translating {
+        if self.axioms.translating {
             // A translation takes the body as well-defined (the member's own check
             // reports where it is not): its axioms stay consistent either way, as
             // each holds under its own branch conditions. This spares the
@@ -583,12 +624,13 @@ impl<'p> Verifier<'p> {
 
     /// Run `f` with a different reporting mode.
     pub fn with_mode<R>(&mut self, mode: Mode, f: impl FnOnce(&mut Self) -> R) -> R {
-        let saved = (self.mode, self.conjunct, std::mem::take(&mut self.conjunct_text));
-        self.mode = mode;
+        let saved =
+            (self.nest.mode, self.report.conjunct, std::mem::take(&mut self.report.conjunct_text));
+        self.nest.mode = mode;
         let r = f(self);
-        self.mode = saved.0;
-        self.conjunct = saved.1;
-        self.conjunct_text = saved.2;
+        self.nest.mode = saved.0;
+        self.report.conjunct = saved.1;
+        self.report.conjunct_text = saved.2;
         r
     }
 
@@ -615,14 +657,14 @@ impl<'p> Verifier<'p> {
             (self.feasible(&cond), self.feasible(&neg))
         };
         if !then_ok || !else_ok {
-            self.pruned += 1;
+            self.stats.pruned += 1;
             if !then_ok && !else_ok {
                 // Neither side is feasible: the path itself is.
-                self.ledger.pruned += 1;
+                self.stats.ledger.pruned += 1;
             }
         } else {
-            self.branches += 1;
-            self.ledger.started += 1;
+            self.stats.branches += 1;
+            self.stats.ledger.started += 1;
         }
         match (then_ok, else_ok) {
             (true, true) => {
@@ -668,15 +710,15 @@ impl<'p> Verifier<'p> {
     /// Run `f` inside a solver frame (and a trace frame).
     pub fn in_frame<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
         self.dec.push();
-        let trace_len = self.trace.len();
-        let inst_len = self.inst_log.len();
+        let trace_len = self.report.trace.len();
+        let inst_len = self.axioms.inst_log.len();
         let r = f(self);
-        self.trace.truncate(trace_len);
-        let undo: Vec<_> = self.inst_log.drain(inst_len..).rev().collect();
+        self.report.trace.truncate(trace_len);
+        let undo: Vec<_> = self.axioms.inst_log.drain(inst_len..).rev().collect();
         for (key, prev) in undo {
             match prev {
-                Some(k) => self.instantiated.insert(key, k),
-                None => self.instantiated.remove(&key),
+                Some(k) => self.axioms.instantiated.insert(key, k),
+                None => self.axioms.instantiated.remove(&key),
             };
         }
         self.dec.pop();
@@ -708,7 +750,7 @@ impl<'p> Verifier<'p> {
                 path.truncate(shared);
                 let own = v.dec.entries_since(mark + shared).to_vec();
                 path.extend(own.iter().cloned());
-                v.ledger.merged += 1;
+                v.stats.ledger.merged += 1;
                 leaves.borrow_mut().push(JoinLeaf { shared, parted, own, value });
             });
             v.dec.unwatch(slot);
@@ -744,47 +786,47 @@ impl<'p> Verifier<'p> {
 
     /// Start tentative work: failures recorded until `end_tentative` can be taken back.
     pub fn begin_tentative(&mut self) -> (u32, usize) {
-        let saved = self.tag;
-        self.tag = self.next_tag;
-        self.next_tag += 1;
-        (saved, self.failures.len())
+        let saved = self.nest.tag;
+        self.nest.tag = self.made.next_tag;
+        self.made.next_tag += 1;
+        (saved, self.report.failures.len())
     }
     /// The tag of the current tentative work, to restore it around continuations.
     pub fn current_tag(&self) -> u32 {
-        self.tag
+        self.nest.tag
     }
     pub fn set_tag(&mut self, tag: u32) {
-        self.tag = tag;
+        self.nest.tag = tag;
     }
     /// End tentative work: remove and return the failures it recorded.
     pub fn end_tentative(&mut self, saved: (u32, usize)) -> Vec<VerificationError> {
-        let tag = self.tag;
-        self.tag = saved.0;
+        let tag = self.nest.tag;
+        self.nest.tag = saved.0;
         let mut taken = vec![];
         let mut kept = vec![];
-        for f in self.failures.drain(saved.1..) {
+        for f in self.report.failures.drain(saved.1..) {
             if f.tag == tag { taken.push(f.err) } else { kept.push(f) }
         }
-        self.failures.extend(kept);
+        self.report.failures.extend(kept);
         taken
     }
 
     pub fn note_heap_size(&mut self, state: &State) {
-        self.chunks_max = self.chunks_max.max(state.heap.len() as u64);
+        self.stats.chunks_max = self.stats.chunks_max.max(state.heap.len() as u64);
     }
 
     /// Append a trace entry for the current path (when tracing).
     pub fn trace_step(&mut self, state: &State, what: impl FnOnce() -> String, span: Span) {
         self.note_heap_size(state);
-        if !self.config.trace || self.translating {
+        if !self.config.trace || self.axioms.translating {
             return;
         }
         let e = self.trace_with_state(state, &what(), span);
-        self.trace = e;
+        self.report.trace = e;
     }
 
     fn trace_with_state(&self, state: &State, what: &str, span: Span) -> Vec<TraceEntry> {
-        let mut t = self.trace.clone();
+        let mut t = self.report.trace.clone();
         // Only the conjuncts no earlier entry showed.
         let mut shown: std::collections::HashSet<String> =
             t.iter().flat_map(|e| e.path_condition.iter().cloned()).collect();

@@ -76,7 +76,7 @@ impl Verifier<'_> {
     /// time budget): record it with up to `path_inputs` distinct models of its path
     /// condition. Does nothing unless a tester asked for path inputs.
     pub fn end_path(&mut self, state: Option<&State>, how: PathEndKind) {
-        if self.path_inputs == 0 || self.translating {
+        if self.path_inputs == 0 || self.axioms.translating {
             return;
         }
         if self.path_ends.len() >= MAX_PATH_ENDS {

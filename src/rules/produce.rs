@@ -120,11 +120,11 @@ impl<'p> Verifier<'p> {
                 let s = keep(s);
                 if t.is_false() {
                     // An assumption that is false: the path is infeasible.
-                    v.ledger.pruned += 1;
+                    v.stats.ledger.pruned += 1;
                     return;
                 }
                 // In an opened predicate body, a fact holds of every instance held.
-                if v.open_nesting > 0 {
+                if v.nest.open_nesting > 0 {
                     v.dec.assume_derived(t);
                 } else {
                     v.dec.assume(t);
@@ -281,7 +281,7 @@ impl<'p> Verifier<'p> {
             let nn = Term::ne(r.clone(), Term::null());
             if constant.is_some() {
                 if nn.is_false() {
-                    self.ledger.pruned += 1;
+                    self.stats.ledger.pruned += 1;
                     return;
                 }
                 self.dec.assume_derived(nn);
@@ -301,7 +301,7 @@ impl<'p> Verifier<'p> {
         }
         if bounded && !self.no_bounds && constant.is_some_and(|r| r > one) {
             // A field or element held above `write`: this path is infeasible.
-            self.ledger.pruned += 1;
+            self.stats.ledger.pruned += 1;
             return;
         }
         let above = |a: &Term, b: &Term| match (a.as_rat(), b.as_rat()) {
@@ -318,14 +318,14 @@ impl<'p> Verifier<'p> {
             let fractional = !c.is_write() || !o.is_write();
             if bounded && !self.no_bounds && above(&o.perm, &pi) {
                 // Two chunks for one location above `write`: this path is infeasible.
-                self.ledger.pruned += 1;
+                self.stats.ledger.pruned += 1;
                 return;
             }
             if bounded || fractional {
                 let sum = Term::add(o.perm.clone(), pi.clone());
                 let eq = Term::eq(o.value.clone(), c.value.clone());
                 if eq.is_false() {
-                    self.ledger.pruned += 1;
+                    self.stats.ledger.pruned += 1;
                     return;
                 }
                 self.dec.assume_derived(eq);

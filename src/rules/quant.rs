@@ -40,7 +40,7 @@ impl<'p> Verifier<'p> {
         for sp in &mine {
             self.watch.insert(*sp, None);
         }
-        let before = self.ledger;
+        let before = self.stats.ledger;
         let leaves = self.join(&|v, k| {
             v.eval(inner.clone(), &qn.body, &|v, _s, t| k(v, t));
         });
@@ -50,11 +50,11 @@ impl<'p> Verifier<'p> {
         for sp in &mine {
             self.watch.remove(sp);
         }
-        let after = self.ledger;
+        let after = self.stats.ledger;
         if after.failed > before.failed || after.timeout > before.timeout {
             return;
         }
-        self.ledger.started += 1;
+        self.stats.ledger.started += 1;
         let mut groups: Vec<Vec<Term>> = vec![];
         let mut at = 0;
         for g in &qn.triggers {

@@ -47,9 +47,9 @@ impl<'p> Verifier<'p> {
             MemberKind::Field => {}
             // An interface's abstract predicate: nothing to check.
             MemberKind::Predicate if matches!(m.body, Body::None) => {
-                self.ledger.started += 1;
-                self.ledger.completed += 1;
-                self.paths += 1;
+                self.stats.ledger.started += 1;
+                self.stats.ledger.completed += 1;
+                self.stats.paths += 1;
                 self.reach_end();
             }
             // An interface's pure method: its contract is well-defined.
@@ -60,36 +60,36 @@ impl<'p> Verifier<'p> {
                 let s = v.entry_state(r);
                 let Body::Return(body) = &m.body else { return };
                 let snap = v.fresh("s", Sort::Snap);
-                v.mode = Mode::WellFormed;
-                v.ledger.started += 1;
+                v.nest.mode = Mode::WellFormed;
+                v.stats.ledger.started += 1;
                 v.produce(s, snap, body, &|v, s, ()| {
-                    v.paths += 1;
+                    v.stats.paths += 1;
                     v.reach_end();
-                    v.ledger.completed += 1;
+                    v.stats.ledger.completed += 1;
                     v.end_path(Some(&s), PathEndKind::Completed);
                 });
-                v.mode = Mode::Stmt;
+                v.nest.mode = Mode::Stmt;
             }),
             MemberKind::Pure => self.in_frame(|v| {
                 let s = v.entry_state(r);
                 let Body::Return(body) = &m.body else { return };
                 let snap = v.fresh("s", Sort::Snap);
-                v.mode = Mode::WellFormed;
-                v.ledger.started += 1;
+                v.nest.mode = Mode::WellFormed;
+                v.stats.ledger.started += 1;
                 v.pure_check = Some(r);
                 v.produce_all(s, snap, &m.requires, &|v, s, ()| {
                     v.termination = Some(r);
                     v.eval(s, body, &|v, mut s, t| {
                         v.termination = None;
                         s.set("result", t);
-                        v.paths += 1;
+                        v.stats.paths += 1;
                         v.reach_end();
                         v.consume_with(
                             Mode::Consume { id: "postcondition.violated", call: None },
                             s,
                             &m.ensures,
                             &|v, s, _| {
-                                v.ledger.completed += 1;
+                                v.stats.ledger.completed += 1;
                                 v.end_path(Some(&s), PathEndKind::Completed);
                             },
                         );
@@ -98,12 +98,12 @@ impl<'p> Verifier<'p> {
                     v.termination = None;
                 });
                 v.pure_check = None;
-                v.mode = Mode::Stmt;
+                v.nest.mode = Mode::Stmt;
             }),
             MemberKind::Method | MemberKind::Constructor => {
-                let before = self.failures.len();
+                let before = self.report.failures.len();
                 self.in_frame(|v| v.contract_wellformed(r));
-                if self.failures.len() == before {
+                if self.report.failures.len() == before {
                     self.in_frame(|v| v.body_satisfies_contract(r));
                 }
             }
@@ -118,7 +118,7 @@ impl<'p> Verifier<'p> {
     /// did).
     fn reach_end(&mut self) {
         if !self.config.smoke || self.path_feasible() {
-            self.ends += 1;
+            self.stats.ends += 1;
         }
     }
 
@@ -147,23 +147,23 @@ impl<'p> Verifier<'p> {
         }
         // An interface's member has no body: this is all there is to check of it.
         let signature = matches!(m.body, Body::None);
-        self.mode = Mode::WellFormed;
+        self.nest.mode = Mode::WellFormed;
         let snap = self.fresh("s", Sort::Snap);
-        self.ledger.started += 1;
+        self.stats.ledger.started += 1;
         self.produce_all(s, snap, &m.requires, &|v, s, ()| {
             // A pure method's postcondition speaks of the heap its precondition holds.
             let heap = if m.kind == MemberKind::Pure { s.heap.clone() } else { Heap::new() };
             let post = State { heap, old: Rc::new(s.heap.clone()), store: s.store.clone() };
             let snap = v.fresh("s", Sort::Snap);
             v.produce_all(post, snap, &m.ensures, &|v, _, ()| {
-                v.ledger.completed += 1;
+                v.stats.ledger.completed += 1;
                 if signature {
-                    v.paths += 1;
+                    v.stats.paths += 1;
                     v.reach_end();
                 }
             });
         });
-        self.mode = Mode::Stmt;
+        self.nest.mode = Mode::Stmt;
     }
 
     /// Definition 3, second part: produce pre, execute the body, consume post.
@@ -179,7 +179,7 @@ impl<'p> Verifier<'p> {
         // The postcondition speaks of the parameters' values on entry, as callers read
         // it with the arguments' values (the body may assign to a parameter).
         let entry = s.store.clone();
-        self.ledger.started += 1;
+        self.stats.ledger.started += 1;
         self.produce_all(s, snap, &m.requires, &|v, s, ()| {
             let mut s = s;
             s.old = Rc::new(s.heap.clone());
@@ -195,7 +195,7 @@ impl<'p> Verifier<'p> {
                     let res = v.fresh("result", sort_of(&m.ty));
                     s.set("result", res);
                 }
-                v.paths += 1;
+                v.stats.paths += 1;
                 v.reach_end();
                 v.trace_step(&s, || "consume the postcondition".to_string(), m.name.span);
                 v.consume_with(
@@ -203,7 +203,7 @@ impl<'p> Verifier<'p> {
                     s,
                     &m.ensures,
                     &|v, s, _| {
-                        v.ledger.completed += 1;
+                        v.stats.ledger.completed += 1;
                         v.end_path(Some(&s), PathEndKind::Completed);
                     },
                 );

@@ -80,8 +80,8 @@ pub fn verify_member_with(
     let mut v = Verifier::new(program, info, config.clone());
     v.verify(member);
     let detail = config.trace || config.counterexample;
-    let rerun = v.merges > 0 || (v.if_joins > 0 && detail);
-    if rerun && !v.failures.is_empty() && !v.timed_out {
+    let rerun = v.stats.merges > 0 || (v.stats.if_joins > 0 && detail);
+    if rerun && !v.report.failures.is_empty() && !v.timed_out {
         // A failure after a merge is shown as separate paths show it (its trace, its
         // counterexample, its message's terms): verify again without merging, within
         // what is left of the time budget; should that run out, the merged run's
@@ -107,23 +107,23 @@ pub fn verify_member_with(
         again.dec.set_deadline(Some(until), config.timeout.is_some());
         again.verify(member);
         if !again.timed_out {
-            again.merges = v.merges;
+            again.stats.merges = v.stats.merges;
             v = again;
         }
     }
     let timed_out = v.timed_out;
     // Every path must have ended in the ledger: anything else is a bug in the rules,
     // never a verdict.
-    if !v.ledger.balanced() {
+    if !v.stats.ledger.balanced() {
         let name = info.member_names.get(&member).cloned().unwrap_or_default();
         return Err(format!(
             "internal error in {name}: a path ended outside the ledger ({:?})",
-            v.ledger
+            v.stats.ledger
         ));
     }
     let mut errors: Vec<VerificationError> = Vec::new();
     let mut seen = HashSet::new();
-    for f in v.failures.drain(..) {
+    for f in v.report.failures.drain(..) {
         if f.err.id == "internal.error" {
             return Err(f.err.message);
         }
@@ -164,17 +164,17 @@ pub fn verify_member_with(
     };
     let time_ms = start.elapsed().as_secs_f64() * 1000.0;
     let stats = config.stats.then_some(Stats {
-        paths: v.paths,
+        paths: v.stats.paths,
         queries: v.dec.counters.queries,
         pushes: v.dec.counters.pushes,
-        branches: v.branches,
-        pruned: v.pruned,
-        ledger: v.ledger,
-        chunks_max: v.chunks_max,
-        merges: v.merges,
-        axioms: v.axiom_instances,
+        branches: v.stats.branches,
+        pruned: v.stats.pruned,
+        ledger: v.stats.ledger,
+        chunks_max: v.stats.chunks_max,
+        merges: v.stats.merges,
+        axioms: v.stats.axiom_instances,
         axioms_to_z3: v.dec.counters.axioms_to_z3,
-        exec_depth_max: v.exec_depth_max,
+        exec_depth_max: v.stats.exec_depth_max,
         z3_ms: v.dec.counters.z3_time.as_secs_f64() * 1000.0,
         total_ms: time_ms,
         cached: false,
@@ -227,10 +227,13 @@ pub fn explore_paths(
     let mut v = Verifier::new(program, info, config);
     v.path_inputs = per_path.max(1);
     v.verify(member);
-    if !v.ledger.balanced() {
-        return Err(format!("internal error: a path ended outside the ledger ({:?})", v.ledger));
+    if !v.stats.ledger.balanced() {
+        return Err(format!(
+            "internal error: a path ended outside the ledger ({:?})",
+            v.stats.ledger
+        ));
     }
-    if let Some(f) = v.failures.iter().find(|f| f.err.id == "internal.error") {
+    if let Some(f) = v.report.failures.iter().find(|f| f.err.id == "internal.error") {
         return Err(f.err.message.clone());
     }
     Ok(Paths { ends: std::mem::take(&mut v.path_ends), dropped: v.path_ends_dropped })
@@ -287,7 +290,7 @@ fn smoke(v: &Verifier<'_>, m: &crate::syntax::ast::Member, name: &str) -> Vec<Ve
     let warn =
         |span, message: String| VerificationError::plain("vacuous", "vacuous", message, span);
     let mut out = vec![];
-    if v.ends == 0 {
+    if v.stats.ends == 0 {
         out.push(warn(
             m.name.span,
             format!(
@@ -299,7 +302,7 @@ fn smoke(v: &Verifier<'_>, m: &crate::syntax::ast::Member, name: &str) -> Vec<Ve
         let mut points = vec![];
         asserts_and_returns(&b.stmts, &mut points);
         for (span, what) in points {
-            if !v.reached.contains(&span) {
+            if !v.report.reached.contains(&span) {
                 out.push(warn(span, format!("no path reaches this `{what}`")));
             }
         }

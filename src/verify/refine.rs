@@ -50,14 +50,14 @@ impl<'p> Verifier<'p> {
         let istore = self.callee_store(i, Some(this.clone()), &args);
         let cstore = entry.store.clone();
         let mode = Mode::Consume { id: "override.unsound", call: Some(m.name.span) };
-        let saved = (self.mode, self.refining.take());
-        self.mode = mode;
-        self.refining = Some(crate::rules::Refinement {
+        let saved = (self.nest.mode, self.report.refining.take());
+        self.nest.mode = mode;
+        self.report.refining = Some(crate::rules::Refinement {
             class_member: class_name,
             iface_member: iface_name,
             side: "the class's precondition",
         });
-        self.ledger.started += 1;
+        self.stats.ledger.started += 1;
         let snap = self.fresh("s", Sort::Snap);
         let start = State { heap: Heap::new(), old: Rc::new(Heap::new()), store: istore.clone() };
         self.produce_all(start, snap, &im.requires, &|v, s1, ()| {
@@ -80,7 +80,9 @@ impl<'p> Verifier<'p> {
                     store.insert_mut("result".into(), result);
                     let post = State { heap: pre_heap.clone(), old: old.clone(), store };
                     v.set_refining_side("the interface's postcondition");
-                    v.consume_with(mode, post, &im.ensures, &|v, _, _| v.ledger.completed += 1);
+                    v.consume_with(mode, post, &im.ensures, &|v, _, _| {
+                        v.stats.ledger.completed += 1
+                    });
                 });
                 return;
             }
@@ -97,16 +99,18 @@ impl<'p> Verifier<'p> {
                 v.produce_all(after, snap, &m.ensures, &|v, s2, ()| {
                     let post = State { heap: s2.heap, old: old.clone(), store: ipost.clone() };
                     v.set_refining_side("the interface's postcondition");
-                    v.consume_with(mode, post, &im.ensures, &|v, _, _| v.ledger.completed += 1);
+                    v.consume_with(mode, post, &im.ensures, &|v, _, _| {
+                        v.stats.ledger.completed += 1
+                    });
                 })
             });
         });
-        self.mode = saved.0;
-        self.refining = saved.1;
+        self.nest.mode = saved.0;
+        self.report.refining = saved.1;
     }
 
     fn set_refining_side(&mut self, side: &'static str) {
-        if let Some(r) = &mut self.refining {
+        if let Some(r) = &mut self.report.refining {
             r.side = side;
         }
     }
