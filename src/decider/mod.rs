@@ -603,7 +603,16 @@ impl Decider {
         };
         let mut sigma: Vec<Term> = self.pc.iter().map(|e| e.term.clone()).collect();
         sigma.extend(also);
-        z3::fresh_distinct_models(&sigma, prefer, terms, more, k, timeout_ms, self.rlimit)
+        z3::fresh_distinct_models(
+            &sigma,
+            prefer,
+            terms,
+            more,
+            k,
+            timeout_ms,
+            self.rlimit,
+            self.interrupt.clone(),
+        )
     }
 
     /// The path condition, for traces.

@@ -277,6 +277,27 @@ impl Backend {
     }
 
     /// A backend whose checks `interrupt` stops.
+    /// A new backend asserting `assumptions`, with the query limits given (for the
+    /// questions asked of a context made for them: models, distinct models).
+    fn holding(
+        assumptions: &[Term],
+        timeout_ms: Option<u32>,
+        rlimit: Option<u32>,
+        interrupt: Option<Interrupt>,
+    ) -> Backend {
+        let mut b = Backend::stoppable(interrupt);
+        if let Some(ms) = timeout_ms {
+            b.set_timeout_ms(ms);
+        }
+        if let Some(n) = rlimit {
+            b.set_rlimit(n);
+        }
+        for a in assumptions {
+            b.assert(a);
+        }
+        b
+    }
+
     pub fn stoppable(interrupt: Option<Interrupt>) -> Backend {
         let mut b = Backend::new();
         if let Some(i) = interrupt {
@@ -1257,16 +1278,7 @@ pub fn fresh_model_values(
     rlimit: Option<u32>,
     interrupt: Option<Interrupt>,
 ) -> Option<Vec<Option<String>>> {
-    let mut b = Backend::stoppable(interrupt);
-    if let Some(ms) = timeout_ms {
-        b.set_timeout_ms(ms);
-    }
-    if let Some(n) = rlimit {
-        b.set_rlimit(n);
-    }
-    for a in assumptions {
-        b.assert(a);
-    }
+    let mut b = Backend::holding(assumptions, timeout_ms, rlimit, interrupt);
     b.model_values(t, terms)
 }
 
@@ -1431,17 +1443,9 @@ pub fn fresh_distinct_models(
     k: usize,
     timeout_ms: Option<u32>,
     rlimit: Option<u32>,
+    interrupt: Option<Interrupt>,
 ) -> Vec<ModelRead> {
-    let mut b = Backend::new();
-    if let Some(ms) = timeout_ms {
-        b.set_timeout_ms(ms);
-    }
-    if let Some(n) = rlimit {
-        b.set_rlimit(n);
-    }
-    for a in assumptions {
-        b.assert(a);
-    }
+    let mut b = Backend::holding(assumptions, timeout_ms, rlimit, interrupt);
     // Small inputs first (a run on an array of a million elements, or a loop to a
     // large bound, says little more and may spend the interpreter's budget); any
     // inputs when there are no small ones.

@@ -195,6 +195,17 @@ fn verify_and_replay(it: &Item, config: &Config) -> MemberOutcome {
 
 /// The outcome of a member whose verification got stuck before (`STUCK`).
 fn not_again(it: &Item) -> MemberOutcome {
+    timed_out(
+        it,
+        "not verified again: a solver query of this member, unchanged, could not be stopped \
+         earlier in this process"
+            .into(),
+        0.0,
+    )
+}
+
+/// A member reported as `verification.timeout` with `message`, at its name.
+fn timed_out(it: &Item, message: String, time_ms: f64) -> MemberOutcome {
     let m = &it.program.classes[it.member.class].members[it.member.member];
     MemberOutcome::Done(MemberResult {
         member: it.member,
@@ -204,13 +215,11 @@ fn not_again(it: &Item) -> MemberOutcome {
         errors: vec![VerificationError::plain(
             "verification.timeout",
             "timeout",
-            "not verified again: a solver query of this member, unchanged, could not be \
-             stopped earlier in this process"
-                .into(),
+            message,
             m.name.span,
         )],
         warnings: vec![],
-        time_ms: 0.0,
+        time_ms,
         stats: None,
         cached: false,
     })
@@ -218,33 +227,16 @@ fn not_again(it: &Item) -> MemberOutcome {
 
 /// The outcome of a member abandoned past its budget (or the run's deadline).
 fn abandoned(it: &Item, elapsed: Duration, run_deadline: bool) -> MemberOutcome {
-    let m = &it.program.classes[it.member.class].members[it.member.member];
-    MemberOutcome::Done(MemberResult {
-        member: it.member,
-        name: it.name.clone(),
-        kind: m.kind,
-        status: Status::Timeout,
-        errors: vec![VerificationError::plain(
-            "verification.timeout",
-            "timeout",
-            if run_deadline {
-                format!(
-                    "the run's --deadline passed ({:.1} s) before this member finished",
-                    elapsed.as_secs_f64()
-                )
-            } else {
-                format!(
-                    "the member's time budget ran out (its solver query was abandoned after {:.1} s)",
-                    elapsed.as_secs_f64()
-                )
-            },
-            m.name.span,
-        )],
-        warnings: vec![],
-        time_ms: if run_deadline { 0.0 } else { elapsed.as_secs_f64() * 1000.0 },
-        stats: None,
-        cached: false,
-    })
+    let secs = elapsed.as_secs_f64();
+    if run_deadline {
+        let message =
+            format!("the run's --deadline passed ({secs:.1} s) before this member finished");
+        return timed_out(it, message, 0.0);
+    }
+    let message = format!(
+        "the member's time budget ran out (its solver query was abandoned after {secs:.1} s)"
+    );
+    timed_out(it, message, secs * 1000.0)
 }
 
 /// Verify `items` on `threads` workers, calling `done(index, outcome)` in the items'
