@@ -561,9 +561,9 @@ impl Decider {
         Some(if negated { said.iter().any(|u| with(std::slice::from_ref(u))) } else { with(&said) })
     }
 
-    /// Values of `terms` in a model of Σ ∪ {t}, printed by Z3.
-    /// Asked of a new Z3 context holding exactly Σ (see [`z3::fresh_model_values`]).
-    pub fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
+    /// The limits of a question asked of a new context: what is left of the member's
+    /// time, its resource limit, its interrupt. `None` when no time is left.
+    fn fresh_limits(&self) -> Option<z3::Limits> {
         let timeout_ms = match self.deadline {
             Some(d) => {
                 let left = d.saturating_duration_since(Instant::now());
@@ -574,8 +574,15 @@ impl Decider {
             }
             None => None,
         };
+        Some(z3::Limits { timeout_ms, rlimit: self.rlimit, interrupt: self.interrupt.clone() })
+    }
+
+    /// Values of `terms` in a model of Σ ∪ {t}, printed by Z3.
+    /// Asked of a new Z3 context holding exactly Σ (see [`z3::fresh_model_values`]).
+    pub fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
+        let limits = self.fresh_limits()?;
         let sigma: Vec<Term> = self.pc.iter().map(|e| e.term.clone()).collect();
-        z3::fresh_model_values(&sigma, t, terms, timeout_ms, self.rlimit, self.interrupt.clone())
+        z3::fresh_model_values(&sigma, t, terms, limits)
     }
 
     /// Up to `k` distinct models of the path condition (and `also`; satisfying `prefer`
@@ -591,28 +598,10 @@ impl Decider {
         more: &dyn Fn(&[Option<String>]) -> Vec<Term>,
         k: usize,
     ) -> Vec<z3::ModelRead> {
-        let timeout_ms = match self.deadline {
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return vec![];
-                }
-                Some(left.as_millis().min(u32::MAX as u128) as u32)
-            }
-            None => None,
-        };
+        let Some(limits) = self.fresh_limits() else { return vec![] };
         let mut sigma: Vec<Term> = self.pc.iter().map(|e| e.term.clone()).collect();
         sigma.extend(also);
-        z3::fresh_distinct_models(
-            &sigma,
-            prefer,
-            terms,
-            more,
-            k,
-            timeout_ms,
-            self.rlimit,
-            self.interrupt.clone(),
-        )
+        z3::fresh_distinct_models(&sigma, prefer, terms, more, k, limits)
     }
 
     /// The path condition, for traces.

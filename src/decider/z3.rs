@@ -279,17 +279,12 @@ impl Backend {
     /// A backend whose checks `interrupt` stops.
     /// A new backend asserting `assumptions`, with the query limits given (for the
     /// questions asked of a context made for them: models, distinct models).
-    fn holding(
-        assumptions: &[Term],
-        timeout_ms: Option<u32>,
-        rlimit: Option<u32>,
-        interrupt: Option<Interrupt>,
-    ) -> Backend {
-        let mut b = Backend::stoppable(interrupt);
-        if let Some(ms) = timeout_ms {
+    fn holding(assumptions: &[Term], limits: Limits) -> Backend {
+        let mut b = Backend::stoppable(limits.interrupt);
+        if let Some(ms) = limits.timeout_ms {
             b.set_timeout_ms(ms);
         }
-        if let Some(n) = rlimit {
+        if let Some(n) = limits.rlimit {
             b.set_rlimit(n);
         }
         for a in assumptions {
@@ -1265,6 +1260,13 @@ fn symbol(c: Z3_context, name: &str) -> Z3_symbol {
     ok(unsafe { Z3_mk_string_symbol(c, s.as_ptr()) }, "a symbol")
 }
 
+/// The limits of a question asked of a context made for it.
+pub struct Limits {
+    pub timeout_ms: Option<u32>,
+    pub rlimit: Option<u32>,
+    pub interrupt: Option<Interrupt>,
+}
+
 /// Values of `terms` in a model of `assumptions` plus `t`, found in a new Z3 context
 /// made for this one question: the model depends only on these terms and their order,
 /// never on what the member's solver saw before, so counterexamples are the same byte
@@ -1274,11 +1276,9 @@ pub fn fresh_model_values(
     assumptions: &[Term],
     t: &Term,
     terms: &[Term],
-    timeout_ms: Option<u32>,
-    rlimit: Option<u32>,
-    interrupt: Option<Interrupt>,
+    limits: Limits,
 ) -> Option<Vec<Option<String>>> {
-    let mut b = Backend::holding(assumptions, timeout_ms, rlimit, interrupt);
+    let mut b = Backend::holding(assumptions, limits);
     b.model_values(t, terms)
 }
 
@@ -1441,11 +1441,9 @@ pub fn fresh_distinct_models(
     terms: &[Term],
     more: &dyn Fn(&[Option<String>]) -> Vec<Term>,
     k: usize,
-    timeout_ms: Option<u32>,
-    rlimit: Option<u32>,
-    interrupt: Option<Interrupt>,
+    limits: Limits,
 ) -> Vec<ModelRead> {
-    let mut b = Backend::holding(assumptions, timeout_ms, rlimit, interrupt);
+    let mut b = Backend::holding(assumptions, limits);
     // Small inputs first (a run on an array of a million elements, or a loop to a
     // large bound, says little more and may spend the interpreter's budget); any
     // inputs when there are no small ones.
