@@ -36,6 +36,7 @@ pub mod join;
 pub mod ledger;
 pub mod produce;
 pub mod quant;
+pub mod render;
 pub mod result;
 pub mod segment;
 pub mod show;
@@ -463,7 +464,11 @@ impl<'p> Verifier<'p> {
             }
             Mode::Consume { id, call: Some(call) } => {
                 let msg = format!("{}: {what}", show::describe(id, &self.conjunct_text));
-                let note = format!("the callee's conjunct `{}` fails here", self.conjunct_text);
+                let note = if id == "close.failed" {
+                    format!("the predicate body conjunct `{}` fails here", self.conjunct_text)
+                } else {
+                    format!("the callee's conjunct `{}` fails here", self.conjunct_text)
+                };
                 (id, call, msg, vec![(self.conjunct, note)])
             }
         };
@@ -487,6 +492,34 @@ impl<'p> Verifier<'p> {
             },
         });
         true
+    }
+
+    /// The source names `s` gives to terms (for messages).
+    pub fn names(&self, s: &State) -> crate::rules::render::Names<'p> {
+        let mut entry = vec![];
+        if let Some(r) = self.member {
+            let m = &self.prog.classes[r.class].members[r.member];
+            if !m.is_static {
+                entry.push("this".to_string());
+            }
+            entry.extend(m.params.iter().map(|p| p.name.name.clone()));
+        }
+        crate::rules::render::Names::new(self.prog, s, &entry)
+    }
+
+    /// Why a boolean check `t` of the conjunct `shown` failed, in source terms: its
+    /// value computed from the member's inputs, when that says more than the conjunct.
+    pub fn why_false(&self, s: &State, t: &Term, shown: &str) -> String {
+        if t.is_false() {
+            return "it is false on this path".to_string();
+        }
+        let squash = |x: &str| x.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+        match self.names(s).render(t) {
+            Some(r) if squash(&r) != squash(shown) => {
+                format!("on this path it reads `{r}`, which might be false")
+            }
+            _ => "it might be false on this path".to_string(),
+        }
     }
 
     /// Attach a counterexample to the most recent failure (a false boolean `goal`).
@@ -526,6 +559,18 @@ impl<'p> Verifier<'p> {
         reason: &'static str,
         what: impl FnOnce() -> String,
     ) -> bool {
+        self.check_with(state, goal, span, reason, |_| what())
+    }
+
+    /// [`Verifier::check`], with a message that may read the verifier (to name terms).
+    pub fn check_with(
+        &mut self,
+        state: &State,
+        goal: &Term,
+        span: Span,
+        reason: &'static str,
+        what: impl FnOnce(&Self) -> String,
+    ) -> bool {
         if self.translating {
             // A translation takes the body as well-defined (the member's own check
             // reports where it is not): its axioms stay consistent either way, as
@@ -541,7 +586,8 @@ impl<'p> Verifier<'p> {
                 true
             }
             Answer::Refuted => {
-                self.fail(state, span, reason, what());
+                let what = what(self);
+                self.fail(state, span, reason, what);
                 if reason == "assertion.false"
                     || reason == "division.by.zero"
                     || reason == "index.out.of.bounds"

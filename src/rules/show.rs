@@ -22,7 +22,7 @@ pub fn describe(id: &str, conjunct: &str) -> String {
         }
         "invariant.not.preserved" => format!("loop invariant `{conjunct}` might not be preserved"),
         "join.failed" => format!("join assertion `{conjunct}` might not hold"),
-        "close.failed" => format!("predicate body `{conjunct}` might not hold"),
+        "close.failed" => format!("predicate body conjunct `{conjunct}` might not hold"),
         _ => format!("`{conjunct}` fails"),
     }
 }
