@@ -589,6 +589,7 @@ impl<'p> Verifier<'p> {
                 let what = what(self);
                 self.fail(state, span, reason, what);
                 if reason == "assertion.false"
+                    || reason == "receiver.null"
                     || reason == "division.by.zero"
                     || reason == "index.out.of.bounds"
                 {
