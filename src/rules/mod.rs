@@ -159,6 +159,12 @@ pub struct Verifier<'p> {
     /// While consuming a pure call's precondition inside a consumed assertion, the
     /// failing conjunct stays the outer assertion's.
     pub conjunct_frozen: bool,
+    /// The `return` that ended the current path, set just before the method's return
+    /// continuation runs (which takes it at once); `None` at the end of the body.
+    pub exit: Option<Span>,
+    /// While a method's postcondition is consumed: where its path left the body (a
+    /// secondary label of a `postcondition.violated` failure).
+    pub post_note: Option<(Span, String)>,
     /// The refinement check under way, if any.
     pub refining: Option<Refinement>,
     /// The declared type of each local and parameter of the member being verified
@@ -325,6 +331,8 @@ impl<'p> Verifier<'p> {
             conjunct: Span::default(),
             conjunct_text: String::new(),
             conjunct_frozen: false,
+            exit: None,
+            post_note: None,
             refining: None,
             local_types: HashMap::new(),
             tag: 0,
@@ -444,7 +452,11 @@ impl<'p> Verifier<'p> {
             Mode::WellFormed => ("not.wellformed", span, what, vec![]),
             Mode::Consume { id, call: None } => {
                 let msg = format!("{}: {what}", show::describe(id, &self.conjunct_text));
-                (id, self.conjunct, msg, vec![])
+                let notes = match &self.post_note {
+                    Some(n) if id == "postcondition.violated" => vec![n.clone()],
+                    _ => vec![],
+                };
+                (id, self.conjunct, msg, notes)
             }
             Mode::Consume { id: "override.unsound", call: Some(call) } => {
                 let (msg, note) = match &self.refining {

@@ -260,7 +260,6 @@ fn implicit_this(r: &Expr, name: crate::syntax::ast::Span) -> bool {
     matches!(r.kind, ExprKind::This) && r.span.start >= name.start
 }
 
-
 /// Concrete values, from a model of the path condition and the negated `goal`, of
 /// the store's variables and the heap's fields, in source terms (`c.x = 4`); and the
 /// same model's values of the member's entry state (its `this` and parameters, and
