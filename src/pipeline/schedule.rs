@@ -86,9 +86,14 @@ fn spawn_worker(
 }
 
 /// Verify one member; with `--counterexample`, replay each model's entry state
-/// concretely (`replay`).
+/// concretely (`replay`); with `Config::fixes`, suggest fixes (`fix`).
 fn verify_and_replay(it: &Item, config: &Config) -> MemberOutcome {
     let mut outcome = verify_one(&it.program, it.key, it.member, &it.name, config);
+    if config.fixes
+        && let MemberOutcome::Done(r) = &mut outcome
+    {
+        crate::pipeline::fix::suggest(&it.program, &it.text, r, config);
+    }
     if config.counterexample
         && let MemberOutcome::Done(r) = &mut outcome
     {

@@ -445,7 +445,11 @@ impl<'p> Verifier<'p> {
             Some(w) => format!("no permission to access `{target}` (that is, `{w}`)"),
             None => format!("no permission to access `{target}`"),
         };
-        if held.is_empty() {
+        let same = loc(t).map(|w| format!("`{w}`")).filter(|w| held.contains(w));
+        if let Some(w) = same {
+            let head = head.replacen("no permission", "not enough permission", 1);
+            format!("{head}: the amount of {w} held here might be less than needed")
+        } else if held.is_empty() {
             format!("{head}: none is held here")
         } else {
             format!(

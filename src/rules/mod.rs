@@ -501,6 +501,7 @@ impl<'p> Verifier<'p> {
                 counterexample: None,
                 entry: None,
                 replay: None,
+                fix: None,
             },
         });
         true

@@ -59,15 +59,16 @@ pub fn tool_id() -> &'static str {
 /// `--deadline` (a member cut by it is a timeout, never cached) or the output format
 /// (entries hold data, not text).
 pub fn config_key(config: &Config) -> String {
-    let Config { infer, timeout, trace, counterexample, stats: _, smoke, merge, rlimit } = config;
+    let Config { infer, timeout, trace, counterexample, stats: _, smoke, merge, rlimit, fixes } =
+        config;
     format!(
-        "infer={infer} timeout={timeout:?} trace={trace} counterexample={counterexample} smoke={smoke} merge={merge} rlimit={rlimit:?}"
+        "infer={infer} timeout={timeout:?} trace={trace} counterexample={counterexample} smoke={smoke} merge={merge} rlimit={rlimit:?} fixes={fixes}"
     )
 }
 
 /// Whether the key must cover the whole file (see the module doc).
 pub fn whole_file(config: &Config) -> bool {
-    config.trace || config.counterexample
+    config.trace || config.counterexample || config.fixes
 }
 
 /// A part of the program a key covers.
