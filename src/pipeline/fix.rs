@@ -25,7 +25,7 @@ pub const MAX_ATTEMPTS: usize = 6;
 /// Fill `fix` of the failures of `result` (a member of `program`, whose text is
 /// `text`) for which some candidate works.
 pub fn suggest(program: &Program, text: &str, result: &mut MemberResult, config: &Config) {
-    if result.status != Status::Failed {
+    if !config.fixes || result.status != Status::Failed {
         return;
     }
     let before: Vec<(&'static str, Span)> = result.errors.iter().map(|e| (e.id, e.span)).collect();
@@ -154,19 +154,32 @@ fn candidates(
             {
                 out.push(open);
             }
-            out.push(Fix {
+            let pre_only = Fix {
                 message: format!("add `requires {acc};` to the precondition"),
                 edits: vec![pre.clone()],
+            };
+            // A method whose postcondition gives permissions back (or speaks of the
+            // location) gives this one back too, if that works.
+            let gives_back = m.ensures.iter().any(|e| {
+                let t = crate::rules::show::expr(e);
+                t.contains("acc(") || t.contains(&loc)
             });
-            if method && let Some(post) = clause(text, m, "ensures", &acc) {
+            let both = if method && let Some(post) = clause(text, m, "ensures", &acc) {
                 let mut edits = vec![pre, post];
                 edits.sort_by_key(|(s, _)| s.start);
-                out.push(Fix {
+                Some(Fix {
                     message: format!(
                         "add `requires {acc};` to the precondition and `ensures {acc};` to the postcondition"
                     ),
                     edits,
-                });
+                })
+            } else {
+                None
+            };
+            match both {
+                Some(both) if gives_back => out.extend([both, pre_only]),
+                Some(both) => out.extend([pre_only, both]),
+                None => out.push(pre_only),
             }
         }
     }
