@@ -22,10 +22,8 @@ fn verified(text: &str, name: &str, config: &Config) -> MemberResult {
     let (name, config) = (name.to_string(), config.clone());
     with_big_stack(move || {
         let prog = front_end(&text).expect("well-formed");
-        let (m, _) = select_members(&prog, std::slice::from_ref(&name))
-            .into_iter()
-            .next()
-            .expect("member");
+        let (m, _) =
+            select_members(&prog, std::slice::from_ref(&name)).into_iter().next().expect("member");
         let mut r = verify_member(&prog, m, &config).expect("no internal error");
         fix::suggest(&prog, &text, &mut r, &config);
         r
@@ -50,8 +48,18 @@ fn rendered(name: &str) -> String {
 }
 
 /// Words and shapes of the solver's state that no message may show.
-const SOLVER_WORDS: &[&str] =
-    &["chunk", "↦", "@", "toInt", "toRef", "unit", "snapshot", "first(", "second(", "path condition"];
+const SOLVER_WORDS: &[&str] = &[
+    "chunk",
+    "↦",
+    "@",
+    "toInt",
+    "toRef",
+    "unit",
+    "snapshot",
+    "first(",
+    "second(",
+    "path condition",
+];
 
 fn assert_plain(text: &str) {
     for w in SOLVER_WORDS {
@@ -97,7 +105,9 @@ fn values_are_shown_in_terms_of_the_inputs() {
     assert!(rendered("Account.wrongPost").contains("`old(this.n) + 1 == old(this.n) + 2`"));
     assert!(rendered("Account.pureAdd").contains("`this.get() == this.get() + k`"));
     assert!(rendered("Account.twoReturns").contains("this `return` reaches the postcondition"));
-    assert!(rendered("Account.wrongPost").contains("the end of the body reaches the postcondition"));
+    assert!(
+        rendered("Account.wrongPost").contains("the end of the body reaches the postcondition")
+    );
 }
 
 #[test]

@@ -13,7 +13,7 @@ use lsp_types::{
 };
 use std::collections::HashMap;
 
-/// The quick fixes of the failures whose range meets `range`.
+/// The quick fixes of the failures on the lines of `range`.
 pub fn code_actions(analysis: &Analysis, uri: &Uri, range: Range) -> Vec<CodeActionOrCommand> {
     let mut out = vec![];
     for outcome in analysis.outcomes.iter().flatten() {
@@ -21,13 +21,17 @@ pub fn code_actions(analysis: &Analysis, uri: &Uri, range: Range) -> Vec<CodeAct
         for e in &r.errors {
             let Some(fix) = &e.fix else { continue };
             let at = analysis.index.range(e.span);
-            if at.end < range.start || range.end < at.start {
+            // Lines, not characters: an editor asks for the cursor's place on the line.
+            if at.end.line < range.start.line || range.end.line < at.start.line {
                 continue;
             }
             let edits: Vec<TextEdit> = fix
                 .edits
                 .iter()
-                .map(|(s, text)| TextEdit { range: analysis.index.range(*s), new_text: text.clone() })
+                .map(|(s, text)| TextEdit {
+                    range: analysis.index.range(*s),
+                    new_text: text.clone(),
+                })
                 .collect();
             let diagnostic = Diagnostic {
                 range: at,
