@@ -411,6 +411,10 @@ impl<'p> Verifier<'p> {
     /// whose permission is held instead.
     pub fn missing_field_message(&self, s: &State, e: &Expr, kind: &ChunkKind, t: &Term) -> String {
         let names = self.names(s);
+        let mut e = e;
+        while let ExprKind::Frac { acc, .. } = &e.kind {
+            e = acc;
+        }
         let target = match &e.kind {
             ExprKind::Acc(x) | ExprKind::AccArray(x) => crate::rules::show::expr(x),
             _ => crate::rules::show::expr(e),
