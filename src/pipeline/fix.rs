@@ -150,7 +150,8 @@ fn candidates(
         if let Some(pre) = clause(text, m, "requires", &acc) {
             if !config.infer
                 && e.id == "insufficient.permission"
-                && let Some(open) = open_candidate(program, text, m, e, &loc)
+                && let Some(open) =
+                    open_candidate(&program.classes[result.member.class], text, m, e, &loc)
             {
                 out.push(open);
             }
@@ -274,7 +275,7 @@ fn counter_bound(cond: &Expr) -> Option<String> {
 /// `open r.q();` before the statement of failure `e`, for a predicate `q` without
 /// parameters of the member's class, when the location is a field of `r`.
 fn open_candidate(
-    program: &Program,
+    class: &crate::syntax::ast::Class,
     text: &str,
     m: &crate::syntax::ast::Member,
     e: &VerificationError,
@@ -284,7 +285,6 @@ fn open_candidate(
     if recv != "this" || m.is_static {
         return None;
     }
-    let class = program.classes.iter().find(|c| c.members.iter().any(|x| std::ptr::eq(x, m)))?;
     let q =
         class.members.iter().find(|x| x.kind == MemberKind::Predicate && x.params.is_empty())?;
     let stmt = format!("open {}();", q.name.name);
