@@ -134,6 +134,12 @@ struct VerifyArgs {
     /// branches end in.
     #[arg(long)]
     no_merge: bool,
+    /// Do not suggest fixes. Without it, each failure of a failed member gets a
+    /// suggested fix when a mechanical one (a missing `acc` in the precondition,
+    /// `requires x != null`, a loop bound, `open`/`close` with --no-infer) verifies;
+    /// never with --expect.
+    #[arg(long)]
+    no_fixes: bool,
     /// The result cache's folder (default: $IDF_VERIFY_CACHE_DIR, else
     /// $XDG_CACHE_HOME/idf-verify, else ~/.cache/idf-verify): a member whose text and
     /// dependencies are unchanged is not verified again.
@@ -528,6 +534,7 @@ fn verify_main(cli: VerifyArgs) -> i32 {
             stats,
             smoke: cli.smoke,
             merge: !cli.no_merge,
+            fixes: !cli.expect && !cli.no_fixes,
             rlimit: match cli.rlimit {
                 Some(0) => None,
                 Some(n) => Some(n),

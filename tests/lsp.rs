@@ -509,3 +509,68 @@ fn requests_with_odd_ids_are_answered_with_their_ids() {
     assert!(r["result"].is_array(), "{r}");
     assert_eq!(c.finish(), 0);
 }
+
+/// Apply LSP text edits (UTF-16 positions, here ASCII) to `text`, last first.
+fn apply_edits(text: &str, edits: &[Value]) -> String {
+    let offset = |p: &Value| {
+        let (line, ch) =
+            (p["line"].as_u64().unwrap() as usize, p["character"].as_u64().unwrap() as usize);
+        text.split_inclusive('\n').take(line).map(str::len).sum::<usize>() + ch
+    };
+    let mut spans: Vec<(usize, usize, &str)> = edits
+        .iter()
+        .map(|e| {
+            (
+                offset(&e["range"]["start"]),
+                offset(&e["range"]["end"]),
+                e["newText"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    spans.sort_by_key(|s| std::cmp::Reverse(s.0));
+    let mut out = text.to_string();
+    for (a, b, t) in spans {
+        out.replace_range(a..b, t);
+    }
+    out
+}
+
+#[test]
+fn a_suggested_fix_is_a_quick_fix_whose_edit_verifies() {
+    let text = "class Account {\n  int n;\n  void deposit(int k)\n    requires k > 0;\n  {\n    n = n + k;\n  }\n}\n";
+    let uri = "file:///work/fix.jv";
+    let mut c = Client::start();
+    let r = c.request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}, "initializationOptions": {"debounceMs": 50}}),
+    );
+    assert_eq!(r["result"]["capabilities"]["codeActionProvider"], json!(true), "{r}");
+    c.notify("initialized", json!({}));
+    c.open(uri, 1, text);
+    let diags = c.settled(uri, 1);
+    assert_eq!(codes_and_lines(&diags), [("insufficient.permission".to_string(), 5)], "{diags:#?}");
+    let message = diags[0]["message"].as_str().unwrap();
+    assert!(message.contains("help: add `requires acc(this.n);`"), "{message}");
+    // Asked on the failing line: one quick fix; elsewhere, none.
+    let ask = |line: u64| {
+        json!({"textDocument": {"uri": uri},
+               "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 3}},
+               "context": {"diagnostics": []}})
+    };
+    let r = c.request("textDocument/codeAction", ask(5));
+    let actions = r["result"].as_array().unwrap_or_else(|| panic!("{r}")).clone();
+    assert_eq!(actions.len(), 1, "{r}");
+    let a = &actions[0];
+    assert_eq!(a["kind"], "quickfix", "{a}");
+    assert_eq!(a["title"], "add `requires acc(this.n);` to the precondition", "{a}");
+    assert_eq!(a["diagnostics"][0]["code"], "insufficient.permission", "{a}");
+    let edits = a["edit"]["changes"][uri].as_array().unwrap_or_else(|| panic!("{a}"));
+    let fixed = apply_edits(text, edits);
+    assert!(fixed.contains("    requires acc(this.n);\n    requires k > 0;"), "{fixed}");
+    let r = c.request("textDocument/codeAction", ask(1));
+    assert_eq!(r["result"], json!([]), "{r}");
+    // The edit applied, the document verifies.
+    c.change(uri, 2, &fixed);
+    assert_eq!(c.settled(uri, 2), Vec::<Value>::new());
+    assert_eq!(c.finish(), 0);
+}

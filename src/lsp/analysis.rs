@@ -195,6 +195,9 @@ impl Analysis {
                 ));
             }
         }
+        if let Some(f) = &e.fix {
+            message.push_str(&format!("\nhelp: {} (a quick fix)", f.message));
+        }
         Diagnostic {
             range: self.index.range(e.span),
             severity: Some(severity),

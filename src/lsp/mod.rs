@@ -8,6 +8,7 @@
 //! through channels: a reader (frames from stdin), the protocol thread (`server`),
 //! a writer (frames to stdout); each verification run has its own (`runner`).
 
+mod actions;
 mod analysis;
 mod position;
 mod runner;

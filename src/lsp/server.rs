@@ -287,6 +287,20 @@ impl Server {
                     .unwrap_or_default();
                 Ok(to_json(&lenses))
             }
+            (Phase::Running, "textDocument/codeAction") => {
+                let p: lsp_types::CodeActionParams = params(req.params)?;
+                let actions = self
+                    .docs
+                    .get(&p.text_document.uri)
+                    .and_then(|d| {
+                        // Ranges are in the client's text: only when that was verified.
+                        let a = d.analysis.as_ref()?;
+                        (a.index.text().as_str() == d.text.as_str()).then_some(a)
+                    })
+                    .map(|a| super::actions::code_actions(a, &p.text_document.uri, p.range))
+                    .unwrap_or_default();
+                Ok(to_json(&actions))
+            }
             (Phase::Running, "textDocument/hover") => {
                 let p: HoverParams = params(req.params)?;
                 let at = &p.text_document_position_params;
@@ -323,6 +337,7 @@ impl Server {
             )),
             hover_provider: Some(HoverProviderCapability::Simple(true)),
             code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
+            code_action_provider: Some(lsp_types::CodeActionProviderCapability::Simple(true)),
             ..ServerCapabilities::default()
         };
         Ok(to_json(&InitializeResult {
@@ -457,6 +472,7 @@ impl Server {
             trace: true,
             counterexample: true,
             smoke: s.smoke,
+            fixes: true,
             ..Config::default()
         };
         let (jobs, max_runs) = (self.jobs(), self.max_runs());

@@ -8,11 +8,12 @@
 //! Everything runs on threads with large stacks; a panic or an `Err` from the verifier
 //! becomes a [`MemberOutcome::Internal`] (exit 3), never a crash.
 //!
-//! Layering: `run` -> `cache` -> `schedule` -> (`crate::verify`, `crate::oracle`);
+//! Layering: `run` -> `cache` -> `schedule` -> (`fix`, `crate::verify`, `crate::oracle`);
 //! `shard` and `merge_shards` hash and join; none of them is imported here except
 //! `shard`'s plain types.
 
 pub mod cache;
+pub mod fix;
 pub mod merge_shards;
 pub mod run;
 pub mod schedule;

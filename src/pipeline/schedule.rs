@@ -176,9 +176,14 @@ fn spawn_worker(
 }
 
 /// Verify one member; with `--counterexample`, replay each model's entry state
-/// concretely (`replay`).
+/// concretely (`replay`); with `Config::fixes`, suggest fixes (`fix`).
 fn verify_and_replay(it: &Item, config: &Config) -> MemberOutcome {
     let mut outcome = verify_one(&it.program, it.key, it.member, &it.name, config);
+    if config.fixes
+        && let MemberOutcome::Done(r) = &mut outcome
+    {
+        crate::pipeline::fix::suggest(&it.program, &it.text, r, config);
+    }
     if config.counterexample
         && let MemberOutcome::Done(r) = &mut outcome
     {
@@ -227,16 +232,14 @@ fn timed_out(it: &Item, message: String, time_ms: f64) -> MemberOutcome {
 
 /// The outcome of a member abandoned past its budget (or the run's deadline).
 fn abandoned(it: &Item, elapsed: Duration, run_deadline: bool) -> MemberOutcome {
-    let secs = elapsed.as_secs_f64();
+    // The message names no measured time: the same input gives the same report (the
+    // time is in `time_ms`).
     if run_deadline {
-        let message =
-            format!("the run's --deadline passed ({secs:.1} s) before this member finished");
+        let message = "the run's --deadline passed before this member finished".to_string();
         return timed_out(it, message, 0.0);
     }
-    let message = format!(
-        "the member's time budget ran out (its solver query was abandoned after {secs:.1} s)"
-    );
-    timed_out(it, message, secs * 1000.0)
+    let message = "the member's time budget ran out (its solver query was abandoned)".to_string();
+    timed_out(it, message, elapsed.as_secs_f64() * 1000.0)
 }
 
 /// Verify `items` on `threads` workers, calling `done(index, outcome)` in the items'

@@ -291,6 +291,9 @@ pub fn verification_diagnostic(e: &VerificationError, lines: &Lines<'_>) -> Diag
             ));
         }
     }
+    if let Some(f) = &e.fix {
+        notes.push(format!("help: {} (verified: with it, this error goes away)", f.message));
+    }
     if let Some(trace) = &e.trace {
         let mut s = String::from("trace of the failing path:");
         for t in trace {

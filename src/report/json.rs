@@ -67,6 +67,24 @@ pub struct MemberJson<'a> {
     pub stats: Option<&'a Stats>,
 }
 
+/// A fix: `{"message", "edits": [{"line", "column", "end_line", "end_column", "text"}]}`
+/// (1-based positions; an edit puts `text` in place of the range, which is empty for
+/// an insertion).
+#[derive(Serialize)]
+pub struct FixJson<'a> {
+    pub message: &'a str,
+    pub edits: Vec<EditJson<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct EditJson<'a> {
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    pub text: &'a str,
+}
+
 #[derive(Serialize)]
 pub struct ErrorJson<'a> {
     pub id: &'a str,
@@ -78,6 +96,9 @@ pub struct ErrorJson<'a> {
     pub trace: Option<Vec<TraceEntry>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counterexample: Option<&'a [String]>,
+    /// A suggested fix, verified to remove this failure: its message and edits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<FixJson<'a>>,
     /// `confirmed` or `not-reproduced`: the counterexample's entry state run concretely.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<&'static str>,
@@ -148,6 +169,18 @@ fn error<'a>(e: &'a VerificationError, lines: &Lines<'_>) -> ErrorJson<'a> {
         column,
         trace,
         counterexample: e.counterexample.as_deref(),
+        fix: e.fix.as_ref().map(|f| FixJson {
+            message: &f.message,
+            edits: f
+                .edits
+                .iter()
+                .map(|(s, text)| {
+                    let (line, column) = lines.line_col(s.start as usize);
+                    let (end_line, end_column) = lines.line_col(s.end as usize);
+                    EditJson { line, column, end_line, end_column, text }
+                })
+                .collect(),
+        }),
         replay: e.replay.as_ref().map(|r| if r.confirmed { "confirmed" } else { "not-reproduced" }),
         replay_inputs: e.replay.as_ref().map(|r| r.inputs.as_str()),
         replay_outcome: e.replay.as_ref().filter(|r| !r.confirmed).map(|r| r.outcome.as_str()),
@@ -189,6 +222,7 @@ fn internal<'a>(
         trace: None,
         counterexample: None,
         replay: None,
+        fix: None,
         replay_inputs: None,
         replay_outcome: None,
     };

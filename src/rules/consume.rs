@@ -115,13 +115,14 @@ impl<'p> Verifier<'p> {
             let v = self;
             {
                 let frozen = v.nest.conjunct_frozen;
-                if !v.check(&s, &t, a.span, "assertion.false", || {
+                if !v.check_with(&s, &t, a.span, "assertion.false", |v| {
+                    let pre = crate::rules::show::expr(a);
+                    let why = v.why_false(&s, &t, &pre);
                     if frozen {
                         // A pure call's precondition, inside the reported assertion.
-                        let pre = crate::rules::show::expr(a);
-                        format!("a pure call's precondition `{pre}` evaluates to `{t}`, which the path condition does not imply")
+                        format!("a pure call's precondition `{pre}` might not hold: {why}")
                     } else {
-                        if t.is_false() { "it is false on this path".to_string() } else { format!("it evaluates to `{t}`, which the path condition does not imply") }
+                        why
                     }
                 }) {
                     return;

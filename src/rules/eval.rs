@@ -406,25 +406,58 @@ impl<'p> Verifier<'p> {
         }
     }
 
-    /// Why an access lacks permission: the chunk wanted (receiver `t`) and the chunks
-    /// of that field or array the heap does hold.
+    /// Why an access lacks permission, in source terms: the location wanted (its
+    /// receiver named by the state's bindings) and the ones of that field or array
+    /// whose permission is held instead.
     pub fn missing_field_message(&self, s: &State, e: &Expr, kind: &ChunkKind, t: &Term) -> String {
-        let held: Vec<String> = s.heap.of_kind(kind).map(|(_, c)| c.to_string()).collect();
+        let names = self.names(s);
+        let mut e = e;
+        while let ExprKind::Frac { acc, .. } = &e.kind {
+            e = acc;
+        }
         let target = match &e.kind {
             ExprKind::Acc(x) | ExprKind::AccArray(x) => crate::rules::show::expr(x),
             _ => crate::rules::show::expr(e),
         };
-        let wanted = match kind {
-            ChunkKind::Field(name) => format!("{t}.{}", name.rsplit('.').next().unwrap_or(name)),
-            _ => format!("{t}[*]"),
+        let loc = |r: &Term| -> Option<String> {
+            let r = names.render_now(r)?;
+            Some(match kind {
+                ChunkKind::Field(name) => {
+                    format!("{r}.{}", name.rsplit('.').next().unwrap_or(name))
+                }
+                _ => format!("{r}[*]"),
+            })
         };
-        if held.is_empty() {
-            format!(
-                "no permission to access `{target}`: wanted a chunk `{wanted} ↦ _`, the heap holds none of this kind"
-            )
+        let mut held: Vec<String> = vec![];
+        let mut unnamed = 0;
+        for (_, c) in s.heap.of_kind(kind) {
+            match c.recv.as_ref().and_then(&loc) {
+                Some(l) if !held.contains(&format!("`{l}`")) => held.push(format!("`{l}`")),
+                Some(_) => {}
+                None => unnamed += 1,
+            }
+        }
+        if unnamed > 0 {
+            held.push(if unnamed == 1 {
+                "one other location".into()
+            } else {
+                format!("{unnamed} other locations")
+            });
+        }
+        let wanted = loc(t).filter(|w| *w != target);
+        let head = match wanted {
+            Some(w) => format!("no permission to access `{target}` (that is, `{w}`)"),
+            None => format!("no permission to access `{target}`"),
+        };
+        let same = loc(t).map(|w| format!("`{w}`")).filter(|w| held.contains(w));
+        if let Some(w) = same {
+            let head = head.replacen("no permission", "not enough permission", 1);
+            format!("{head}: the amount of {w} held here might be less than needed")
+        } else if held.is_empty() {
+            format!("{head}: none is held here")
         } else {
             format!(
-                "no permission to access `{target}`: wanted a chunk `{wanted} ↦ _`, the heap holds only {} (none provably for this receiver)",
+                "{head}: permission is held only to {}, which might not be the same location",
                 held.join(", ")
             )
         }

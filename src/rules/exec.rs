@@ -165,10 +165,15 @@ impl<'p> Verifier<'p> {
             }
             StmtKind::Join(_) => q(self, s, ()),
             StmtKind::Return(e) => match e {
-                None => ret(self, s),
+                None => {
+                    self.report.exit = Some(st.span);
+                    ret(self, s)
+                }
                 Some(e) => {
+                    let at = st.span;
                     let k = |v: &mut Verifier<'p>, mut s: State, t: Term| {
                         s.set("result", t);
+                        v.report.exit = Some(at);
                         ret(v, s)
                     };
                     // `return m(..);` with a non-pure `m` calls it first.

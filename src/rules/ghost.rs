@@ -278,6 +278,11 @@ impl<'p> Verifier<'p> {
                     self.closes += 1;
                     let outer_scale = std::mem::replace(&mut self.scale, missing.clone());
                     let body_scale = self.scale.clone();
+                    // The body's failures are taken back and quoted below: they name a
+                    // conjunct of the predicate's body, not of the outer assertion.
+                    if !self.nest.conjunct_frozen {
+                        self.nest.mode = Mode::Consume { id: "close.failed", call: None };
+                    }
                     let st = State {
                         heap: h2.clone(),
                         old: s.old.clone(),
@@ -331,6 +336,7 @@ impl<'p> Verifier<'p> {
                         v.report.conjunct_text = cjt;
                     });
                     self.nest.close_depth -= 1;
+                    self.nest.mode = outer_mode;
                     self.scale = outer_scale;
                     let errs = self.end_tentative(saved);
                     self.report.conjunct = conj.0;
@@ -343,7 +349,18 @@ impl<'p> Verifier<'p> {
                             crate::rules::show::expr(a),
                             first.message
                         );
-                        self.report(&s, a.span, "insufficient.permission", what);
+                        let inner = (first.span, first.id == "close.failed");
+                        if self.report(&s, a.span, "insufficient.permission", what)
+                            && inner.1
+                            && let Some(f) = self.report.failures.last_mut()
+                            && !f.err.notes.iter().any(|(sp, _)| *sp == inner.0)
+                        {
+                            let text = first.message.split('`').nth(1).unwrap_or("").to_string();
+                            f.err.notes.push((
+                                inner.0,
+                                format!("the predicate body conjunct `{text}` fails here"),
+                            ));
+                        }
                     }
                     for _ in 0..broken.get() {
                         // Each such path ends here (identical failures are shown once).

@@ -38,6 +38,7 @@ pub mod ledger;
 pub mod paths;
 pub mod produce;
 pub mod quant;
+pub mod render;
 pub mod result;
 pub mod segment;
 pub mod show;
@@ -229,6 +230,12 @@ pub struct Counters {
 /// What failures report: the failures so far, the conjunct being consumed, the failing
 /// path's trace, the statements some path reached (`--smoke`), the refinement under way.
 pub struct Reporting {
+    /// The `return` that ended the current path, set just before the method's return
+    /// continuation runs (which takes it at once); `None` at the end of the body.
+    pub exit: Option<Span>,
+    /// While a method's postcondition is consumed: where its path left the body (a
+    /// secondary label of a `postcondition.violated` failure).
+    pub post_note: Option<(Span, String)>,
     pub failures: Vec<Failure>,
     /// The span of the conjunct being consumed, for `Mode::Consume`.
     pub conjunct: Span,
@@ -390,6 +397,8 @@ impl<'p> Verifier<'p> {
                 axiom_instances: 0,
             },
             report: Reporting {
+                exit: None,
+                post_note: None,
                 failures: Vec::new(),
                 conjunct: Span::default(),
                 conjunct_text: String::new(),
@@ -503,7 +512,11 @@ impl<'p> Verifier<'p> {
             Mode::WellFormed => ("not.wellformed", span, what, vec![]),
             Mode::Consume { id, call: None } => {
                 let msg = format!("{}: {what}", show::describe(id, &self.report.conjunct_text));
-                (id, self.report.conjunct, msg, vec![])
+                let notes = match &self.report.post_note {
+                    Some(n) if id == "postcondition.violated" => vec![n.clone()],
+                    _ => vec![],
+                };
+                (id, self.report.conjunct, msg, notes)
             }
             Mode::Consume { id: "override.unsound", call: Some(call) } => {
                 let (msg, note) = match &self.report.refining {
@@ -523,8 +536,14 @@ impl<'p> Verifier<'p> {
             }
             Mode::Consume { id, call: Some(call) } => {
                 let msg = format!("{}: {what}", show::describe(id, &self.report.conjunct_text));
-                let note =
-                    format!("the callee's conjunct `{}` fails here", self.report.conjunct_text);
+                let note = if id == "close.failed" {
+                    format!(
+                        "the predicate body conjunct `{}` fails here",
+                        self.report.conjunct_text
+                    )
+                } else {
+                    format!("the callee's conjunct `{}` fails here", self.report.conjunct_text)
+                };
                 (id, call, msg, vec![(self.report.conjunct, note)])
             }
         };
@@ -545,9 +564,38 @@ impl<'p> Verifier<'p> {
                 counterexample: None,
                 entry: None,
                 replay: None,
+                fix: None,
             },
         });
         true
+    }
+
+    /// The source names `s` gives to terms (for messages).
+    pub fn names(&self, s: &State) -> crate::rules::render::Names<'p> {
+        let mut entry = vec![];
+        if let Some(r) = self.member {
+            let m = &self.prog.classes[r.class].members[r.member];
+            if !m.is_static {
+                entry.push("this".to_string());
+            }
+            entry.extend(m.params.iter().map(|p| p.name.name.clone()));
+        }
+        crate::rules::render::Names::new(self.prog, s, &entry)
+    }
+
+    /// Why a boolean check `t` of the conjunct `shown` failed, in source terms: its
+    /// value computed from the member's inputs, when that says more than the conjunct.
+    pub fn why_false(&self, s: &State, t: &Term, shown: &str) -> String {
+        if t.is_false() {
+            return "it is false on this path".to_string();
+        }
+        let squash = |x: &str| x.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+        match self.names(s).render(t) {
+            Some(r) if squash(&r) != squash(shown) => {
+                format!("on this path it reads `{r}`, which might be false")
+            }
+            _ => "it might be false on this path".to_string(),
+        }
     }
 
     /// Attach a counterexample to the most recent failure (a false boolean `goal`).
@@ -587,6 +635,18 @@ impl<'p> Verifier<'p> {
         reason: &'static str,
         what: impl FnOnce() -> String,
     ) -> bool {
+        self.check_with(state, goal, span, reason, |_| what())
+    }
+
+    /// [`Verifier::check`], with a message that may read the verifier (to name terms).
+    pub fn check_with(
+        &mut self,
+        state: &State,
+        goal: &Term,
+        span: Span,
+        reason: &'static str,
+        what: impl FnOnce(&Self) -> String,
+    ) -> bool {
         if self.axioms.translating {
             // A translation takes the body as well-defined (the member's own check
             // reports where it is not): its axioms stay consistent either way, as
@@ -602,12 +662,14 @@ impl<'p> Verifier<'p> {
                 true
             }
             Answer::Refuted => {
+                let what = what(self);
                 if self.path_inputs > 0 {
                     self.failing_goal = Some(goal.clone());
                 }
-                self.fail(state, span, reason, what());
+                self.fail(state, span, reason, what);
                 self.failing_goal = None;
                 if reason == "assertion.false"
+                    || reason == "receiver.null"
                     || reason == "division.by.zero"
                     || reason == "index.out.of.bounds"
                 {

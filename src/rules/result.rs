@@ -32,6 +32,9 @@ pub struct Config {
     /// Stops this member's verification from another thread (the scheduler gives each
     /// member its own); a stopped member ends as a timeout, never verified.
     pub interrupt: Option<crate::decider::Interrupt>,
+    /// Suggest fixes for failures (each one verified before it is offered: the
+    /// pipeline's `fix`); off under `--expect`, where nobody reads them.
+    pub fixes: bool,
 }
 
 /// Z3's resource units a solver query may spend by default (`--rlimit`): about seven
@@ -59,6 +62,7 @@ impl Default for Config {
             merge: true,
             rlimit: Some(DEFAULT_RLIMIT),
             interrupt: None,
+            fixes: false,
         }
     }
 }
@@ -107,6 +111,19 @@ pub struct VerificationError {
     pub entry: Option<EntryModel>,
     /// What running the member from that entry state did (filled by the pipeline).
     pub replay: Option<Replay>,
+    /// A suggested fix that was verified to remove this failure (filled by the
+    /// pipeline when `Config::fixes` is on).
+    pub fix: Option<Fix>,
+}
+
+/// A suggested edit of the source: what it does, and the text to insert at each
+/// position (an empty span) or to put in place of each span.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// `add \`requires acc(this.n);\` to the precondition`, ...
+    pub message: String,
+    /// Non-overlapping edits, in source order.
+    pub edits: Vec<(Span, String)>,
 }
 
 /// A value in a model, as the solver printed it.
@@ -154,6 +171,7 @@ impl VerificationError {
             counterexample: None,
             entry: None,
             replay: None,
+            fix: None,
         }
     }
 }

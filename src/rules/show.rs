@@ -22,7 +22,7 @@ pub fn describe(id: &str, conjunct: &str) -> String {
         }
         "invariant.not.preserved" => format!("loop invariant `{conjunct}` might not be preserved"),
         "join.failed" => format!("join assertion `{conjunct}` might not hold"),
-        "close.failed" => format!("predicate body `{conjunct}` might not hold"),
+        "close.failed" => format!("predicate body conjunct `{conjunct}` might not hold"),
         _ => format!("`{conjunct}` fails"),
     }
 }
@@ -260,16 +260,6 @@ fn implicit_this(r: &Expr, name: crate::syntax::ast::Span) -> bool {
     matches!(r.kind, ExprKind::This) && r.span.start >= name.start
 }
 
-/// A readable name for a reference term: a store variable holding it, if any.
-fn name_of(state: &State, t: &Term) -> String {
-    for (k, v) in &state.store {
-        if v == t {
-            return k.to_string();
-        }
-    }
-    t.to_string()
-}
-
 /// Concrete values, from a model of the path condition and the negated `goal`, of
 /// the store's variables and the heap's fields, in source terms (`c.x = 4`); and the
 /// same model's values of the member's entry state (its `this` and parameters, and
@@ -289,15 +279,29 @@ pub fn counterexample(
             classes.push(v.class_label(t));
         }
     }
+    // Fields and pure calls by their source names; those the state gives no name
+    // (a snapshot's parts) are left out.
+    let names = v.names(state);
     for c in state.heap.iter() {
-        if let (ChunkKind::Field(name), Some(r)) = (&c.kind, &c.recv) {
+        if let (ChunkKind::Field(name), Some(r)) = (&c.kind, &c.recv)
+            && let Some(r) = names.render_now(r)
+        {
             let short = name.rsplit('.').next().unwrap_or(name);
-            labels.push(format!("{}.{short}", name_of(state, r)));
+            labels.push(format!("{r}.{short}"));
             terms.push(c.value.clone());
         }
     }
     // Pure-method applications in the goal.
-    collect_apps(goal, &mut terms, &mut labels, &mut std::collections::HashSet::new());
+    let mut apps = vec![];
+    collect_apps(goal, &mut apps, &mut std::collections::HashSet::new());
+    for t in apps {
+        if let Some(l) = names.render_now(&t).or_else(|| names.render(&t))
+            && !terms.contains(&t)
+        {
+            labels.push(l);
+            terms.push(t);
+        }
+    }
     let shown = terms.len();
     // The entry state: the member's entry symbols and the old heap's chunks.
     let mut store = vec![];
@@ -333,7 +337,16 @@ pub fn counterexample(
             _ => {}
         }
     }
-    let values = v.dec.model_values(&Term::not(goal.clone()), &terms)?;
+    // The model's element for `null` (the solver names every object alike).
+    terms.push(Term::null());
+    let mut values = v.dec.model_values(&Term::not(goal.clone()), &terms)?;
+    terms.pop();
+    let null = values.pop().flatten();
+    for (t, val) in terms.iter().zip(values.iter_mut()) {
+        if t.sort() == Sort::Ref && val.is_some() && *val == null {
+            *val = Some("null".to_string());
+        }
+    }
     let mut out = vec![];
     // Objects are numbered in the order this counterexample first shows them (Z3's own
     // numbers depend on what else the solver saw).
@@ -431,23 +444,17 @@ fn readable_int(v: &str) -> String {
 }
 
 /// The pure-method applications in `t` (a DAG: each node visited once).
-fn collect_apps(
-    t: &Term,
-    terms: &mut Vec<Term>,
-    labels: &mut Vec<String>,
-    seen: &mut std::collections::HashSet<Term>,
-) {
-    if !seen.insert(t.clone()) || terms.len() >= 32 {
+fn collect_apps(t: &Term, apps: &mut Vec<Term>, seen: &mut std::collections::HashSet<Term>) {
+    if !seen.insert(t.clone()) || apps.len() >= 32 {
         return;
     }
     if let crate::state::term::Op::App(_) = t.op()
-        && !terms.contains(t)
+        && !apps.contains(t)
     {
-        labels.push(t.to_string());
-        terms.push(t.clone());
+        apps.push(t.clone());
     }
     for a in t.args() {
-        collect_apps(a, terms, labels, seen);
+        collect_apps(a, apps, seen);
     }
 }
 

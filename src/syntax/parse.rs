@@ -78,6 +78,13 @@ fn convert(e: ParseError<usize, Tok<'_>, InputError>, len: usize) -> InputError 
 /// Tokens that can start an expression, summarised as "an expression".
 const EXPR_START: &[&str] = &[
     "Num",
+    "BigNum",
+    "seq",
+    "forall",
+    "exists",
+    "write",
+    "none",
+    "perm",
     "Id",
     "true",
     "false",
@@ -118,12 +125,15 @@ fn describe(expected: &[String]) -> String {
                 items.push("an operator".into());
             }
         } else {
-            items.push(match *n {
+            let item = match *n {
                 "Id" => "an identifier".into(),
-                "Num" => "an integer".into(),
+                "Num" | "BigNum" => "an integer".into(),
                 "Modifier" => continue,
                 other => format!("`{other}`"),
-            });
+            };
+            if !items.contains(&item) {
+                items.push(item);
+            }
         }
     }
     if items.len() > 8 {

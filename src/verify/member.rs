@@ -9,7 +9,7 @@ use crate::rules::{Mode, Verifier, sort_of};
 use crate::state::State;
 use crate::state::heap::Heap;
 use crate::state::term::{Sort, Term};
-use crate::syntax::ast::{Body, MemberKind, MemberRef, Type};
+use crate::syntax::ast::{Body, MemberKind, MemberRef, Span, Type};
 use std::rc::Rc;
 
 impl<'p> Verifier<'p> {
@@ -186,6 +186,13 @@ impl<'p> Verifier<'p> {
             v.trace_step(&s, || "produce the precondition".to_string(), m.name.span);
             let post = |v: &mut Verifier<'p>, s: State| {
                 let mut s = s;
+                // Where this path left the body: a failing postcondition points there.
+                let end =
+                    Span::new(body.span.end.saturating_sub(1) as usize, body.span.end as usize);
+                v.report.post_note = Some(match v.report.exit.take() {
+                    Some(at) => (at, "this `return` reaches the postcondition".to_string()),
+                    None => (end, "the end of the body reaches the postcondition".to_string()),
+                });
                 for p in &m.params {
                     if let Some(t) = entry.get(p.name.name.as_str()) {
                         s.set(&p.name.name, t.clone());
@@ -207,8 +214,12 @@ impl<'p> Verifier<'p> {
                         v.end_path(Some(&s), PathEndKind::Completed);
                     },
                 );
+                v.report.post_note = None;
             };
-            v.exec_block(s, &body.stmts, &post, &|v, s, ()| post(v, s));
+            v.exec_block(s, &body.stmts, &post, &|v, s, ()| {
+                v.report.exit = None;
+                post(v, s)
+            });
         });
     }
 }

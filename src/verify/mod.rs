@@ -10,8 +10,8 @@ pub mod refine;
 
 /// What verifying a member yields lives beside the rules that produce it.
 pub use crate::rules::result::{
-    Config, DEFAULT_RLIMIT, DEFAULT_TIMEOUT, EntryModel, MemberResult, ModelValue, Replay, Stats,
-    Status, TraceEntry, VerificationError,
+    Config, DEFAULT_RLIMIT, DEFAULT_TIMEOUT, EntryModel, Fix, MemberResult, ModelValue, Replay,
+    Stats, Status, TraceEntry, VerificationError,
 };
 
 pub use crate::rules::paths::{PathEnd, PathEndKind, PathInput};

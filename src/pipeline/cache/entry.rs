@@ -50,6 +50,9 @@ struct ErrorE {
     counterexample: Option<Vec<String>>,
     entry: Option<EntryE>,
     replay: Option<(bool, String, String)>,
+    /// A suggested fix: its message and edits.
+    #[serde(default)]
+    fix: Option<(String, Vec<(RelSpan, String)>)>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -148,8 +151,16 @@ fn error_e(e: &VerificationError, a: &Anchors<'_>) -> Option<ErrorE> {
         counterexample,
         entry,
         replay,
+        fix,
     } = e;
     let notes = notes.iter().map(|(s, m)| Some((a.rel(*s)?, m.clone()))).collect::<Option<_>>()?;
+    let fix = match fix {
+        None => None,
+        Some(f) => Some((
+            f.message.clone(),
+            f.edits.iter().map(|(s, t)| Some((a.rel(*s)?, t.clone()))).collect::<Option<_>>()?,
+        )),
+    };
     let trace = match trace {
         None => None,
         Some(t) => Some(
@@ -183,6 +194,7 @@ fn error_e(e: &VerificationError, a: &Anchors<'_>) -> Option<ErrorE> {
         replay: replay.as_ref().map(|Replay { confirmed, inputs, outcome }| {
             (*confirmed, inputs.clone(), outcome.clone())
         }),
+        fix,
     })
 }
 
@@ -224,6 +236,16 @@ fn error(e: &ErrorE, a: &Anchors<'_>) -> Option<VerificationError> {
             inputs: inputs.clone(),
             outcome: outcome.clone(),
         }),
+        fix: match &e.fix {
+            None => None,
+            Some((message, edits)) => Some(crate::verify::Fix {
+                message: message.clone(),
+                edits: edits
+                    .iter()
+                    .map(|(s, t)| Some((a.abs(*s)?, t.clone())))
+                    .collect::<Option<_>>()?,
+            }),
+        },
     })
 }
 

@@ -69,13 +69,16 @@ pub fn config_key(config: &Config) -> String {
         merge,
         rlimit,
         interrupt: _,
+        fixes,
     } = config;
     format!(
-        "infer={infer} timeout={timeout:?} trace={trace} counterexample={counterexample} smoke={smoke} merge={merge} rlimit={rlimit:?}"
+        "infer={infer} timeout={timeout:?} trace={trace} counterexample={counterexample} smoke={smoke} merge={merge} rlimit={rlimit:?} fixes={fixes}"
     )
 }
 
-/// Whether the key must cover the whole file (see the module doc).
+/// Whether the key must cover the whole file (see the module doc). Suggested fixes do
+/// not: a fix edits only its member and is verified against what the member's key
+/// already covers.
 pub fn whole_file(config: &Config) -> bool {
     config.trace || config.counterexample
 }

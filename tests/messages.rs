@@ -1,0 +1,202 @@
+//! What a user sees for each kind of mistake, in the language's terms: snapshot tests
+//! of the rendered diagnostic of each failing member of `tests/messages/mistakes.jv`
+//! (with the suggested fix, when one is verified to work), a check that no message
+//! shows solver vocabulary, and tests that each kind of fix is offered when it works
+//! and only then. Bless changes with `INSTA_UPDATE=always cargo test --test messages`
+//! after reading the diff.
+
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term;
+use idf_verify::guard::with_big_stack;
+use idf_verify::pipeline::fix;
+use idf_verify::report::Lines;
+use idf_verify::report::human::verification_diagnostic;
+use idf_verify::source::{front_end, select_members};
+use idf_verify::verify::{Config, MemberResult, verify_member};
+
+const SOURCE: &str = include_str!("messages/mistakes.jv");
+
+/// Member `name` of `text` verified (with fixes suggested, as the command line does).
+fn verified(text: &str, name: &str, config: &Config) -> MemberResult {
+    let text = text.to_string();
+    let (name, config) = (name.to_string(), config.clone());
+    with_big_stack(move || {
+        let prog = front_end(&text).expect("well-formed");
+        let (m, _) =
+            select_members(&prog, std::slice::from_ref(&name)).into_iter().next().expect("member");
+        let mut r = verify_member(&prog, m, &config).expect("no internal error");
+        fix::suggest(&prog, &text, &mut r, &config);
+        r
+    })
+}
+
+/// The rendered errors of member `name` of the mistakes file.
+fn rendered_with(name: &str, config: &Config) -> String {
+    let r = verified(SOURCE, name, config);
+    let file = SimpleFile::new("mistakes.jv", SOURCE);
+    let lines = Lines::new(SOURCE);
+    let mut out = String::new();
+    for e in &r.errors {
+        let d = verification_diagnostic(e, &lines);
+        term::emit_to_string(&mut out, &term::Config::default(), &file, &d).expect("render");
+    }
+    out
+}
+
+fn rendered(name: &str) -> String {
+    rendered_with(name, &Config { fixes: true, ..Config::default() })
+}
+
+/// Words and shapes of the solver's state that no message may show.
+const SOLVER_WORDS: &[&str] = &[
+    "chunk",
+    "↦",
+    "@",
+    "toInt",
+    "toRef",
+    "unit",
+    "snapshot",
+    "first(",
+    "second(",
+    "path condition",
+];
+
+fn assert_plain(text: &str) {
+    for w in SOLVER_WORDS {
+        assert!(!text.contains(w), "`{w}` in:\n{text}");
+    }
+}
+
+macro_rules! snapshot {
+    ($test:ident, $member:literal, $id:literal) => {
+        #[test]
+        fn $test() {
+            let text = rendered($member);
+            assert!(text.contains(concat!("error[", $id, "]")), "{text}");
+            assert_plain(&text);
+            insta::assert_snapshot!(text);
+        }
+    };
+}
+
+snapshot!(pure_method_without_permission, "Account.get", "not.wellformed");
+snapshot!(missing_acc_in_the_precondition, "Account.missingAcc", "insufficient.permission");
+snapshot!(wrong_postcondition, "Account.wrongPost", "postcondition.violated");
+snapshot!(postcondition_names_the_return, "Account.twoReturns", "postcondition.violated");
+snapshot!(predicate_not_closed, "Account.notClosed", "postcondition.violated");
+snapshot!(close_fails, "Account.closeFails", "close.failed");
+snapshot!(open_without_instance, "Account.openMissing", "open.failed");
+snapshot!(null_receiver, "Account.nullReceiver", "receiver.null");
+snapshot!(call_without_permission, "Account.callWithout", "call.precondition");
+snapshot!(assert_after_a_call, "Account.afterCall", "assert.failed");
+snapshot!(invariant_not_preserved, "Account.loop", "invariant.not.preserved");
+snapshot!(invariant_not_established, "Account.noEntry", "invariant.not.established");
+snapshot!(loop_without_bound, "Account.count", "postcondition.violated");
+snapshot!(pure_calls_by_name, "Account.pureAdd", "postcondition.violated");
+snapshot!(half_permission_write, "Account.halfWrite", "insufficient.permission");
+snapshot!(division_by_zero, "Account.divide", "division.by.zero");
+snapshot!(index_out_of_bounds, "Account.outOfBounds", "index.out.of.bounds");
+snapshot!(join_failed, "Account.joined", "join.failed");
+snapshot!(unframed_contract, "Account.badContract", "not.wellformed");
+snapshot!(permission_given_back, "Keeper.bump", "insufficient.permission");
+
+#[test]
+fn values_are_shown_in_terms_of_the_inputs() {
+    assert!(rendered("Account.wrongPost").contains("`old(this.n) + 1 == old(this.n) + 2`"));
+    assert!(rendered("Account.pureAdd").contains("`this.get() == this.get() + k`"));
+    assert!(rendered("Account.twoReturns").contains("this `return` reaches the postcondition"));
+    assert!(
+        rendered("Account.wrongPost").contains("the end of the body reaches the postcondition")
+    );
+}
+
+#[test]
+fn a_null_receiver_has_a_model_where_it_is_null() {
+    let config = Config { counterexample: true, ..Config::default() };
+    let text = rendered_with("Account.nullReceiver", &config);
+    assert!(text.contains("x = null"), "{text}");
+}
+
+#[test]
+fn an_unclosable_predicate_names_its_body_conjunct() {
+    let text = rendered("Account.notClosed");
+    assert!(text.contains("predicate body conjunct `this.n >= 0`"), "{text}");
+    assert!(!text.contains("postcondition `this.n >= 0`"), "{text}");
+}
+
+/// The fix offered for the first error of `name` (under `config`), and the text it
+/// gives.
+fn fixed(text: &str, name: &str, config: &Config) -> Option<(String, String)> {
+    let r = verified(text, name, config);
+    let f = r.errors.first()?.fix.clone()?;
+    let edited = fix::apply(text, &f.edits).expect("edits apply");
+    Some((f.message, edited))
+}
+
+fn with_fixes() -> Config {
+    Config { fixes: true, ..Config::default() }
+}
+
+/// `name` of `text` verifies with `config`, and without a vacuity warning.
+fn verifies(text: &str, name: &str, config: &Config) -> bool {
+    let r = verified(text, name, &Config { smoke: true, fixes: false, ..config.clone() });
+    r.errors.is_empty() && r.warnings.is_empty()
+}
+
+#[test]
+fn each_fix_kind_is_offered_when_it_works_and_the_fixed_member_verifies() {
+    let cases = [
+        ("Account.missingAcc", "add `requires acc(this.n);` to the precondition"),
+        ("Account.get", "add `requires acc(this.balance);` to the precondition"),
+        ("Account.callWithout", "add `requires acc(b.n);` to the precondition"),
+        ("Account.nullReceiver", "add `requires x != null;` to the precondition"),
+        ("Account.count", "add `invariant i <= n;` to the loop"),
+        (
+            "Keeper.bump",
+            "add `requires acc(this.b);` to the precondition and `ensures acc(this.b);` to the postcondition",
+        ),
+    ];
+    for (name, message) in cases {
+        let (m, edited) = fixed(SOURCE, name, &with_fixes()).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(m, message, "{name}");
+        assert!(verifies(&edited, name, &Config::default()), "{name}:\n{edited}");
+    }
+}
+
+#[test]
+fn open_and_close_are_offered_when_inference_is_off() {
+    let config = Config { infer: false, fixes: true, ..Config::default() };
+    let (m, edited) = fixed(SOURCE, "Ghost.set", &config).expect("a close");
+    assert_eq!(m, "add `close valid();` before the method ends");
+    assert!(edited.contains("    x = v;\n    close valid();\n  }"), "{edited}");
+    assert!(verifies(&edited, "Ghost.set", &config));
+    let (m, edited) = fixed(SOURCE, "Ghost.get", &config).expect("an open");
+    assert_eq!(m, "add `open valid();` before this statement");
+    assert!(verifies(&edited, "Ghost.get", &config));
+    // With inference on, the same members verify: nothing to fix.
+    assert!(verifies(SOURCE, "Ghost.set", &Config::default()));
+}
+
+#[test]
+fn a_fix_that_does_not_work_is_never_offered() {
+    // `acc(this.n)` on top of `acc(this.n, 1/2)` makes the precondition false.
+    let r = verified(SOURCE, "Account.halfWrite", &with_fixes());
+    assert!(r.errors.iter().all(|e| e.fix.is_none()), "{:?}", r.errors);
+    // `requires x != null` removes the null receiver but the call then lacks `acc(x.a)`.
+    let r = verified(SOURCE, "Keeper.bothNull", &with_fixes());
+    assert!(r.errors.iter().all(|e| e.fix.is_none()), "{:?}", r.errors);
+    // No mechanical fix for a wrong postcondition.
+    let r = verified(SOURCE, "Account.wrongPost", &with_fixes());
+    assert!(r.errors.iter().all(|e| e.fix.is_none()), "{:?}", r.errors);
+    // Without `fixes`, nothing is suggested.
+    let r = verified(SOURCE, "Account.missingAcc", &Config::default());
+    assert!(r.errors.iter().all(|e| e.fix.is_none()));
+}
+
+#[test]
+fn parse_errors_name_tokens_in_words() {
+    let errs = front_end("class P { void m() { int y = 3 +; } }").expect_err("a parse error");
+    let text = errs.iter().map(|e| e.message.clone()).collect::<Vec<_>>().join("\n");
+    assert!(text.contains("expected an expression"), "{text}");
+    assert!(!text.contains("BigNum") && !text.contains("Num"), "{text}");
+}
