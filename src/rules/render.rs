@@ -56,26 +56,31 @@ impl<'a> Names<'a> {
         // Fields on entry, then fields now (receivers named through earlier bindings;
         // a few rounds reach `x.next.val`).
         for _ in 0..3 {
-            for c in state.old.iter() {
-                n.values_of(c, true);
-                if let (ChunkKind::Field(f), Some(r)) = (&c.kind, &c.recv)
-                    && !n.entry.contains_key(&c.value)
-                    && let Some(rs) = n.render_in(r, true)
-                {
-                    n.entry.insert(c.value.clone(), format!("old({rs}.{})", short(f)));
-                }
-            }
-            for c in state.heap.iter() {
-                n.values_of(c, false);
-                if let (ChunkKind::Field(f), Some(r)) = (&c.kind, &c.recv)
-                    && !n.current.contains_key(&c.value)
-                    && let Some(rs) = n.render_in(r, false)
-                {
-                    n.current.insert(c.value.clone(), format!("{rs}.{}", short(f)));
-                }
-            }
+            n.name_fields(&state.old, true);
+            n.name_fields(&state.heap, false);
         }
         n
+    }
+
+    /// Name the values of `heap`'s field chunks after their locations (`old(x.f)` for
+    /// the entry heap, `x.f` for the current one) where the receiver has a name.
+    fn name_fields(&mut self, heap: &crate::state::heap::Heap, old: bool) {
+        for c in heap.iter() {
+            self.values_of(c, old);
+            let named = if old { &self.entry } else { &self.current };
+            if let (ChunkKind::Field(f), Some(r)) = (&c.kind, &c.recv)
+                && !named.contains_key(&c.value)
+                && let Some(rs) = self.render_in(r, old)
+            {
+                let text = if old {
+                    format!("old({rs}.{})", short(f))
+                } else {
+                    format!("{rs}.{}", short(f))
+                };
+                let named = if old { &mut self.entry } else { &mut self.current };
+                named.insert(c.value.clone(), text);
+            }
+        }
     }
 
     fn values_of(&mut self, c: &crate::state::chunk::Chunk, old: bool) {
