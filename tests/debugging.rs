@@ -69,3 +69,11 @@ fn the_counterexample_names_fields_in_source_terms() {
     let text = rendered("assertFails");
     assert!(text.contains("c.x = 4"), "{text}");
 }
+
+#[test]
+fn the_counterexample_shows_sequences_by_their_elements() {
+    let text = rendered("sequences");
+    assert!(text.contains("s = seq(5, "), "{text}");
+    assert!(text.contains("t = seq(5, "), "{text}");
+    assert!(!text.contains("!val!"), "{text}");
+}

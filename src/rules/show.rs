@@ -273,7 +273,7 @@ pub fn counterexample(
     let mut terms = vec![];
     let mut classes = vec![];
     for (k, t) in &state.store {
-        if matches!(t.sort(), Sort::Int | Sort::Bool | Sort::Ref | Sort::Perm) {
+        if matches!(t.sort(), Sort::Int | Sort::Bool | Sort::Ref | Sort::Perm | Sort::Seq(_, 1)) {
             labels.push(k.to_string());
             terms.push(t.clone());
             classes.push(v.class_label(t));
@@ -337,6 +337,18 @@ pub fn counterexample(
             _ => {}
         }
     }
+    // A sequence's value is an element of an uninterpreted sort to the solver: its
+    // length and first elements are asked for instead (one model answers all).
+    let mut seq_parts = vec![None; shown];
+    for (i, t) in terms.iter().take(shown).cloned().collect::<Vec<_>>().into_iter().enumerate() {
+        if let Sort::Seq(_, 1) = t.sort() {
+            seq_parts[i] = Some(terms.len());
+            terms.push(Term::seq_len(t.clone()));
+            for k in 0..SHOWN_ELEMENTS {
+                terms.push(Term::seq_at(t.clone(), Term::int(k as i64)));
+            }
+        }
+    }
     // The model's element for `null` (the solver names every object alike).
     terms.push(Term::null());
     let mut values = v.dec.model_values(&Term::not(goal.clone()), &terms)?;
@@ -351,22 +363,51 @@ pub fn counterexample(
     // Objects are numbered in the order this counterexample first shows them (Z3's own
     // numbers depend on what else the solver saw).
     let mut objects: Vec<String> = vec![];
+    let mut readable = |sort: Sort, val: &String| -> String {
+        if sort == Sort::Ref {
+            if val == "null" {
+                val.clone()
+            } else {
+                let k = objects.iter().position(|o| o == val).unwrap_or_else(|| {
+                    objects.push(val.clone());
+                    objects.len() - 1
+                });
+                format!("object#{k}")
+            }
+        } else if sort == Sort::Perm {
+            readable_perm(val)
+        } else {
+            readable_int(val)
+        }
+    };
     for (i, ((l, t), val)) in labels.iter().zip(&terms).zip(&values).take(shown).enumerate() {
         if let Some(val) = val {
-            let val = if t.sort() == Sort::Ref {
-                if val == "null" {
-                    val.clone()
-                } else {
-                    let k = objects.iter().position(|o| o == val).unwrap_or_else(|| {
-                        objects.push(val.clone());
-                        objects.len() - 1
-                    });
-                    format!("object#{k}")
+            let val = match seq_parts[i] {
+                Some(at) => {
+                    // `seq(1, 2)`, or its first elements and its length when longer.
+                    let Some(n) = values[at].as_deref().and_then(|n| n.parse::<usize>().ok())
+                    else {
+                        continue;
+                    };
+                    let elem = t.sort().seq_elem();
+                    let mut parts = vec![];
+                    for k in 0..n.min(SHOWN_ELEMENTS) {
+                        match &values[at + 1 + k] {
+                            Some(x) => parts.push(readable(elem, x)),
+                            None => parts.push("?".to_string()),
+                        }
+                    }
+                    if n > SHOWN_ELEMENTS {
+                        format!("seq({}, …) (length {n})", parts.join(", "))
+                    } else {
+                        format!("seq({})", parts.join(", "))
+                    }
                 }
-            } else if t.sort() == Sort::Perm {
-                readable_perm(val)
-            } else {
-                readable_int(val)
+                // Values of other sorts the solver cannot name in the program's terms.
+                None if matches!(t.sort(), Sort::Seq(..) | Sort::Snap | Sort::Arr(_)) => {
+                    continue;
+                }
+                None => readable(t.sort(), val),
             };
             // The object's class, where the path condition says it (section 10).
             match classes.get(i).cloned().flatten() {
@@ -418,6 +459,9 @@ pub fn counterexample(
     }
     Some((out, v.member.map(|_| entry)))
 }
+
+/// How many elements of a sequence a counterexample shows.
+const SHOWN_ELEMENTS: usize = 6;
 
 /// Z3 prints negative numbers as `(- 1)`.
 /// A Z3 real (`(/ 3.0 4.0)`, `(- (/ 1.0 2.0))`, `1.0`) as a fraction (`3/4`, `-1/2`, `1`).
