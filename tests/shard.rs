@@ -202,13 +202,7 @@ fn documents_that_do_not_merge_are_refused() {
     doc["shard"]["count"] = serde_json::json!(1u64 << 62);
     std::fs::write(&huger, doc.to_string()).unwrap();
     let mut doc = json(&std::fs::read_to_string(&b).unwrap());
-    let m = doc["files"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find_map(|f| f["members"].as_array_mut().filter(|m| !m.is_empty()))
-        .unwrap();
-    m[0]["status"] = serde_json::json!("proved");
+    first_member(&mut doc)["status"] = serde_json::json!("proved");
     let status = dir.join("status.json");
     std::fs::write(&status, doc.to_string()).unwrap();
     // Counts that are not non-negative integers, and times that are not times.
@@ -229,13 +223,7 @@ fn documents_that_do_not_merge_are_refused() {
     std::fs::write(&bad_time, doc.to_string()).unwrap();
     numbers.push((vec![a.clone(), bad_time], "time_ms"));
     let mut doc = json(&std::fs::read_to_string(&b).unwrap());
-    let m = doc["files"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find_map(|f| f["members"].as_array_mut().filter(|m| !m.is_empty()))
-        .unwrap();
-    m[0]["time_ms"] = serde_json::json!("soon");
+    first_member(&mut doc)["time_ms"] = serde_json::json!("soon");
     let member_time = dir.join("member-time.json");
     std::fs::write(&member_time, doc.to_string()).unwrap();
     numbers.push((vec![a.clone(), member_time], "time_ms"));
@@ -343,4 +331,15 @@ fn cached_shards_merge_with_their_marks() {
     };
     assert_eq!(timeless(&merged), timeless(&whole));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The first member record of a shard's JSON document.
+fn first_member(doc: &mut serde_json::Value) -> &mut serde_json::Value {
+    let members = doc["files"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find_map(|f| f["members"].as_array_mut().filter(|m| !m.is_empty()))
+        .unwrap();
+    &mut members[0]
 }
