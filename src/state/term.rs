@@ -75,6 +75,10 @@ pub struct Binding {
     pub forall: bool,
     pub nvars: u32,
     pub groups: Rc<[u32]>,
+    /// What the quantifier stands for, in the user's terms (a quantifier of the
+    /// program, a law of sequences): the solver's quantifier id, so that its
+    /// instances are counted under this name (`--stats`, a timeout's message).
+    pub name: Option<Rc<str>>,
 }
 
 /// A function symbol of the program: a pure method `C.p` with its domain
@@ -749,6 +753,17 @@ impl Term {
     /// `∀ vars. body` (or `∃`) with trigger groups; a body without the bound
     /// variables is the body itself.
     pub fn quant(forall: bool, vars: Vec<Term>, triggers: Vec<Vec<Term>>, body: Term) -> Term {
+        Term::quant_named(forall, vars, triggers, body, None)
+    }
+
+    /// [`Term::quant`] with the name the solver counts its instances under.
+    pub fn quant_named(
+        forall: bool,
+        vars: Vec<Term>,
+        triggers: Vec<Vec<Term>>,
+        body: Term,
+        name: Option<Rc<str>>,
+    ) -> Term {
         if body.as_bool().is_some() || vars.is_empty() {
             return body;
         }
@@ -756,11 +771,26 @@ impl Term {
             forall,
             nvars: vars.len() as u32,
             groups: triggers.iter().map(|g| g.len() as u32).collect::<Vec<_>>().into(),
+            name,
         };
         let mut args = vars;
         args.extend(triggers.into_iter().flatten());
         args.push(body);
         mk(Op::Quant(binding), Sort::Bool, args)
+    }
+
+    /// This quantifier under `name` (any other term as it is).
+    pub fn with_quant_name(&self, name: &str) -> Term {
+        let Op::Quant(b) = self.op() else { return self.clone() };
+        let (vars, groups, body) = self.quant_parts();
+        let groups = groups.into_iter().map(|g| g.to_vec()).collect();
+        Term::quant_named(b.forall, vars.to_vec(), groups, body.clone(), Some(name.into()))
+    }
+
+    /// The name of a quantifier (`Term::quant_named`).
+    pub fn quant_name(&self) -> Option<&Rc<str>> {
+        let Op::Quant(b) = self.op() else { return None };
+        b.name.as_ref()
     }
 
     /// A quantifier's bound variables, trigger groups and body (empty parts for any
