@@ -529,12 +529,21 @@ impl Decider {
             Sat::Sat => self.sat_at = Some(self.epoch),
             Sat::Unsat => self.note_entailed(negation),
             Sat::Unknown => {
-                if self.gave_up_on.is_none() && !self.out_of_time() {
+                if self.gave_up_on.is_none() && !self.out_of_time() && self.has_quantifiers(t) {
                     self.gave_up_on = Some(self.instances_of(t));
                 }
             }
         }
         r
+    }
+
+    /// Can the solver instantiate anything in Σ ∪ {t}: a quantifier on the path or in
+    /// `t`, or the laws of sequences?
+    fn has_quantifiers(&self, t: &Term) -> bool {
+        let quantified = |x: &Term| !x.bound_vars().is_empty();
+        self.backend.as_ref().is_some_and(Backend::has_axioms)
+            || quantified(t)
+            || self.pc.iter().any(|e| quantified(&e.term))
     }
 
     /// The instances of each named quantifier when Σ ∪ {t} is asked again of a new

@@ -271,6 +271,11 @@ impl Backend {
         b
     }
 
+    /// Has this backend axioms with quantifiers (the laws of a sequence sort)?
+    pub fn has_axioms(&self) -> bool {
+        !self.definitions.is_empty()
+    }
+
     /// Does this backend count quantifier instances?
     pub fn is_traced(&self) -> bool {
         self.trace.is_some()
