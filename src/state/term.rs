@@ -818,12 +818,20 @@ impl Term {
         let sort = x.sort().seq_of()?;
         Some(mk(Op::SeqUnit, sort, vec![x]))
     }
+    /// `a ++ b`, kept right-nested (`(a ++ b) ++ c` is `a ++ (b ++ c)`): one term
+    /// for each sequence however its parts were grouped, and the parts after a
+    /// prefix of known length are a part of it (`(seq(x, y) + r)[1..]` folds to
+    /// `seq(y) + r`, whose applications then meet those of `seq(y) + r`).
     pub fn seq_concat(a: Term, b: Term) -> Term {
         if matches!(a.op(), Op::SeqEmpty(_)) {
             return b;
         }
         if matches!(b.op(), Op::SeqEmpty(_)) {
             return a;
+        }
+        if let Op::SeqConcat = a.op() {
+            let (a1, a2) = (a.args()[0].clone(), a.args()[1].clone());
+            return Term::seq_concat(a1, Term::seq_concat(a2, b));
         }
         let sort = a.sort();
         mk(Op::SeqConcat, sort, vec![a, b])
@@ -901,6 +909,16 @@ impl Term {
             }
             if offset == la && len == Term::seq_len(b.clone()) {
                 return b;
+            }
+            // A slice that starts where `b` does, or after it (offsets known): a
+            // slice of `b` (both are unspecified where the slice does not fit).
+            if offset == la {
+                return Term::seq_extract(b, Term::int(0), len);
+            }
+            if let (Some(o), Some(l)) = (offset.as_int(), la.as_int())
+                && o > l
+            {
+                return Term::seq_extract(b, Term::int(o - l), len);
             }
         }
         mk(Op::SeqExtract, sort, vec![s, offset, len])
