@@ -100,7 +100,8 @@ struct VerifyArgs {
     /// On a failed boolean check, print concrete values from a model.
     #[arg(long)]
     counterexample: bool,
-    /// Per member: solver queries, branches, chunks, time in Z3; totals at the end.
+    /// Per member: solver queries, branches, chunks, time in Z3, the quantifiers
+    /// instantiated most; totals at the end.
     #[arg(long)]
     stats: bool,
     /// At the end, list the N slowest members (name, file, time, verdict).

@@ -6,9 +6,12 @@
 //! and Z3 is asked only otherwise. What Z3 sees is kept small: axiom instances of pure
 //! methods reach it only when a check does not prove unsatisfiability without them.
 
+pub mod profile;
 pub mod z3;
 
 use crate::state::term::{Term, TermMap};
+use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 use z3::Backend;
 pub use z3::{Interrupt, Sat};
@@ -120,6 +123,13 @@ pub struct Decider {
     /// of it, in order: a comparison with a literal, or `None` for anything else (for
     /// `unary_feasible`).
     var_entries: TermMap<Term, Vec<Option<Unary>>>,
+    /// Count the instances of each named quantifier in the member's solver (`--stats`).
+    pub count_instances: bool,
+    /// Those counts, from backends dropped so far.
+    instances: HashMap<Rc<str>, u64>,
+    /// The instances of each named quantifier in the first query the solver gave up
+    /// on (asked again of a context that counts them), most first.
+    pub gave_up_on: Option<Vec<(Rc<str>, u64)>>,
 }
 
 impl Decider {
@@ -149,6 +159,9 @@ impl Decider {
             entailed_frames: Vec::new(),
             lows: Vec::new(),
             var_entries: TermMap::default(),
+            count_instances: false,
+            instances: HashMap::new(),
+            gave_up_on: None,
         };
         // Everything a member assumes lives in frames above this one.
         d.push();
@@ -174,18 +187,48 @@ impl Decider {
     pub fn drop_backend(&mut self) {
         debug_assert!(self.is_pristine());
         if self.is_pristine() {
-            self.backend = None;
-            self.z3_frames = 0;
-            self.z3_len = 0;
+            self.take_backend();
         }
+    }
+
+    /// Forget the Z3 backend, keeping the instance counts it has.
+    fn take_backend(&mut self) {
+        if let Some(b) = self.backend.take()
+            && b.is_traced()
+        {
+            for (q, n) in b.instances() {
+                *self.instances.entry(q).or_default() += n;
+            }
+        }
+        self.z3_frames = 0;
+        self.z3_len = 0;
+    }
+
+    /// The instances of each named quantifier in this member's queries, most first
+    /// (with `count_instances`; empty without). Ends the member's use of the solver:
+    /// the path condition is given again to a new context if asked anything after.
+    pub fn take_instances(&mut self) -> Vec<(Rc<str>, u64)> {
+        self.take_backend();
+        // A new context is brought up to the path condition from its start, which
+        // makes the axiom instances pending again.
+        self.pending.clear();
+        self.flushed.clear();
+        let mut v: Vec<(Rc<str>, u64)> = std::mem::take(&mut self.instances).into_iter().collect();
+        profile::sort(&mut v);
+        v
     }
 
     /// The Z3 backend, made (in a Z3 context of its own) on first use: a member that
     /// syntax decides entirely never touches Z3.
     fn backend(&mut self) -> &mut Backend {
         let (rlimit, interrupt) = (self.rlimit, &self.interrupt);
+        let traced = self.count_instances;
         self.backend.get_or_insert_with(|| {
-            let mut b = Backend::stoppable(interrupt.clone());
+            let mut b = if traced {
+                Backend::traced(interrupt.clone())
+            } else {
+                Backend::stoppable(interrupt.clone())
+            };
             if let Some(n) = rlimit {
                 b.set_rlimit(n);
             }
@@ -485,9 +528,36 @@ impl Decider {
         match r {
             Sat::Sat => self.sat_at = Some(self.epoch),
             Sat::Unsat => self.note_entailed(negation),
-            Sat::Unknown => {}
+            Sat::Unknown => {
+                if self.gave_up_on.is_none() && !self.out_of_time() && self.has_quantifiers(t) {
+                    self.gave_up_on = Some(self.instances_of(t));
+                }
+            }
         }
         r
+    }
+
+    /// Can the solver instantiate anything in Σ ∪ {t}: a quantifier on the path or in
+    /// `t`, or the laws of sequences?
+    fn has_quantifiers(&self, t: &Term) -> bool {
+        let quantified = |x: &Term| !x.bound_vars().is_empty();
+        self.backend.as_ref().is_some_and(Backend::has_axioms)
+            || quantified(t)
+            || self.pc.iter().any(|e| quantified(&e.term))
+    }
+
+    /// The instances of each named quantifier when Σ ∪ {t} is asked again of a new
+    /// context that counts them, with a quarter of the resource limit (a matching
+    /// loop shows in its first instances) and what is left of the time.
+    fn instances_of(&mut self, t: &Term) -> Vec<(Rc<str>, u64)> {
+        let Some(mut limits) = self.fresh_limits() else { return vec![] };
+        limits.rlimit = Some(self.rlimit.map_or(z3::PROFILE_RLIMIT, |r| (r / 4).max(1)));
+        let start = Instant::now();
+        let mut sigma: Vec<Term> = self.pc.iter().map(|e| e.term.clone()).collect();
+        sigma.push(t.clone());
+        let v = z3::fresh_instances(&sigma, limits);
+        self.counters.z3_time += start.elapsed();
+        v
     }
 
     /// Can both `t` and `¬t` hold on this path, by syntax alone? True when `t`

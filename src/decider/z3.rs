@@ -26,9 +26,12 @@
 //! is deleted. Should a Z3 version trim it on solver pops, switch to
 //! `Z3_mk_context_rc` and take a reference to every AST made here.
 
+use super::profile;
 use crate::state::term::{Elem, Func, Op, Sort, Term, TermMap};
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
+use std::path::PathBuf;
+use std::rc::Rc;
 use z3_sys::*;
 
 /// The answer to a satisfiability check.
@@ -176,6 +179,13 @@ pub struct Backend {
     seq_axiomatized: Vec<Sort>,
     /// The member's stop request, when it can be stopped (`Backend::stoppable`).
     interrupt: Option<Interrupt>,
+    /// The names of the named quantifiers given to Z3: the quantifier id `q!K` is
+    /// `qids[K]` (`profile`).
+    qids: Vec<Rc<str>>,
+    qid_index: HashMap<Rc<str>, usize>,
+    /// Where Z3 writes its trace log, when this context counts quantifier instances
+    /// (`Backend::traced`).
+    trace: Option<PathBuf>,
 }
 
 /// The functions of an axiomatized sequence sort.
@@ -190,6 +200,28 @@ enum SeqFn {
     Contains,
     Equal,
 }
+
+/// The laws `seq_axioms` gives, in its order, as a user writes them: the names their
+/// instances are counted under (`--stats`, a timeout's message).
+const SEQ_LAWS: [&str; 17] = [
+    "|[]| == 0",
+    "|s| >= 0",
+    "|s| == 0 ==> s == []",
+    "|[x]| == 1 && [x][0] == x",
+    "|a + b| == |a| + |b|",
+    "(a + b)[i] == (i < |a| ? a[i] : b[i - |a|])",
+    "|s[o..o + n]| == n",
+    "s[o..o + n][i] == s[o + i]",
+    "s[o..o + n][i - o] == s[i]",
+    "(a + b)[i] == a[i]",
+    "(a + b)[|a| + i] == b[i]",
+    "s[o..o + n].contains(x) <==> exists i :: o <= i < o + n && s[i] == x",
+    "a == b <==> |a| == |b| && forall i :: a[i] == b[i]",
+    "s.contains(x) <==> exists i :: s[i] == x",
+    "(a + b).contains(x) <==> a.contains(x) || b.contains(x)",
+    "[y].contains(x) <==> x == y",
+    "![].contains(x)",
+];
 
 /// `IDF_Z3_SEQ=1` (a developer's switch, for measuring): sequences in Z3's own
 /// sequence theory instead of the axiomatized sorts (README, "Sequences").
@@ -226,6 +258,40 @@ fn ok<T>(r: Option<T>, what: &str) -> T {
 
 impl Backend {
     pub fn new() -> Backend {
+        Backend::with_trace(None)
+    }
+
+    /// A backend that counts the instances of each named quantifier (`instances`).
+    pub fn traced(interrupt: Option<Interrupt>) -> Backend {
+        let mut b = Backend::with_trace(Some(profile::trace_path()));
+        if let Some(i) = interrupt {
+            i.register(b.ctx);
+            b.interrupt = Some(i);
+        }
+        b
+    }
+
+    /// Has this backend axioms with quantifiers (the laws of a sequence sort)?
+    pub fn has_axioms(&self) -> bool {
+        !self.definitions.is_empty()
+    }
+
+    /// Does this backend count quantifier instances?
+    pub fn is_traced(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    /// Delete the context and read how often each named quantifier was instantiated
+    /// in it, most first (nothing for a backend that is not `traced`).
+    pub fn instances(mut self) -> Vec<(Rc<str>, u64)> {
+        let trace = self.trace.take();
+        let names = std::mem::take(&mut self.qids);
+        // The log is complete once the context is deleted.
+        drop(self);
+        trace.map(|p| profile::read_instances(&p, &names)).unwrap_or_default()
+    }
+
+    fn with_trace(trace: Option<PathBuf>) -> Backend {
         // SAFETY: a new context, configured and given an error handler before use; every
         // object made below belongs to it.
         unsafe {
@@ -237,6 +303,11 @@ impl Backend {
                 Z3_global_param_set(k.as_ptr(), v.as_ptr());
             });
             let cfg = ok(Z3_mk_config(), "a configuration");
+            if let Some(p) = &trace {
+                let file = CString::new(p.to_string_lossy().as_bytes()).unwrap_or_default();
+                Z3_set_param_value(cfg, c"trace".as_ptr(), c"true".as_ptr());
+                Z3_set_param_value(cfg, c"trace_file_name".as_ptr(), file.as_ptr());
+            }
             let ctx = ok(Z3_mk_context(cfg), "a context");
             Z3_del_config(cfg);
             Z3_set_error_handler(ctx, Some(ignore_error));
@@ -266,6 +337,9 @@ impl Backend {
                 definitions: vec![],
                 seq_axiomatized: vec![],
                 interrupt: None,
+                qids: vec![],
+                qid_index: HashMap::new(),
+                trace,
             };
             b.set_param("model", Param::Bool(true));
 
@@ -708,8 +782,10 @@ impl Backend {
                 )),
             ),
         ];
-        for ax in &axioms {
-            let d = self.translate(ax);
+        debug_assert_eq!(axioms.len(), SEQ_LAWS.len());
+        for (ax, law) in axioms.iter().zip(SEQ_LAWS) {
+            let ax = ax.with_quant_name(&format!("the sequence law `{law}`"));
+            let d = self.translate(&ax);
             self.definitions.push(d);
         }
         // Extensional equality is equality: `equal(a, b) ⇒ a = b` (the `=` of the
@@ -772,6 +848,10 @@ impl Backend {
     fn quantifier(&mut self, t: &Term, forall: bool) -> Option<Z3_ast> {
         let (vars, groups, body) = t.quant_parts();
         let c = self.ctx;
+        // Z3 shares structurally equal quantifiers whatever their ids: every
+        // quantifier made here for `t`, the probes below included, carries its id, so
+        // that the one asserted is the named one.
+        let qid = t.quant_name().map(|name| self.qid(name));
         let bound: Vec<Z3_app> = vars
             .iter()
             .map(|v| {
@@ -795,12 +875,9 @@ impl Backend {
             };
             // A group Z3 rejects (a term it does not accept in a pattern) is left out:
             // fewer instances, never a wrong one.
-            // SAFETY: the arrays live across the call.
-            let accepted = unsafe {
-                Z3_mk_forall_const(c, 0, bound.len() as u32, bound.as_ptr(), 1, [p].as_ptr(), b)
-                    .is_some()
-                    && Z3_get_error_code(c) == ErrorCode::Ok
-            };
+            let accepted = mk_quantifier(c, forall, qid, &bound, &[p], b).is_some()
+                // SAFETY: a plain query of this context's last error.
+                && unsafe { Z3_get_error_code(c) } == ErrorCode::Ok;
             if accepted {
                 patterns.push(p);
             }
@@ -814,30 +891,20 @@ impl Backend {
             // SAFETY: as above.
             patterns.push(ok(unsafe { Z3_mk_pattern(c, 1, [app].as_ptr()) }, "a pattern"));
         }
-        // SAFETY: the arrays live across the call; every AST is of this context.
-        unsafe {
-            if forall {
-                Z3_mk_forall_const(
-                    c,
-                    0,
-                    bound.len() as u32,
-                    bound.as_ptr(),
-                    patterns.len() as u32,
-                    patterns.as_ptr(),
-                    b,
-                )
-            } else {
-                Z3_mk_exists_const(
-                    c,
-                    0,
-                    bound.len() as u32,
-                    bound.as_ptr(),
-                    patterns.len() as u32,
-                    patterns.as_ptr(),
-                    b,
-                )
+        mk_quantifier(c, forall, qid, &bound, &patterns, b)
+    }
+
+    /// The Z3 quantifier id of `name`: `q!K`, `K` its index in `qids`.
+    fn qid(&mut self, name: &Rc<str>) -> Z3_symbol {
+        let k = match self.qid_index.get(name) {
+            Some(k) => *k,
+            None => {
+                self.qids.push(name.clone());
+                self.qid_index.insert(name.clone(), self.qids.len() - 1);
+                self.qids.len() - 1
             }
-        }
+        };
+        symbol(self.ctx, &format!("{}{k}", profile::QID_PREFIX))
     }
 
     fn func(&mut self, f: &Func) -> Z3_func_decl {
@@ -896,7 +963,13 @@ impl Backend {
                 // Patterns Z3 rejects (an `ite` or a connective inside): the quantifier
                 // without them, which only weakens what an assumed one gives.
                 let (vars, _, body) = t.quant_parts();
-                let bare = Term::quant(forall, vars.to_vec(), vec![], body.clone());
+                let bare = Term::quant_named(
+                    forall,
+                    vars.to_vec(),
+                    vec![],
+                    body.clone(),
+                    t.quant_name().cloned(),
+                );
                 return ok(self.quantifier(&bare, forall), "a quantifier");
             }
             Op::Wrap(s @ Sort::Seq(..)) => {
@@ -1260,6 +1333,41 @@ fn symbol(c: Z3_context, name: &str) -> Z3_symbol {
     ok(unsafe { Z3_mk_string_symbol(c, s.as_ptr()) }, "a symbol")
 }
 
+/// `∀ bound {patterns}. body` (or `∃`), with the quantifier id `qid` when given.
+fn mk_quantifier(
+    c: Z3_context,
+    forall: bool,
+    qid: Option<Z3_symbol>,
+    bound: &[Z3_app],
+    patterns: &[Z3_pattern],
+    body: Z3_ast,
+) -> Option<Z3_ast> {
+    let (nb, np) = (bound.len() as u32, patterns.len() as u32);
+    // SAFETY: the arrays live across the calls; every AST is of context `c`.
+    unsafe {
+        match qid {
+            Some(q) => Z3_mk_quantifier_const_ex(
+                c,
+                forall,
+                0,
+                q,
+                q,
+                nb,
+                bound.as_ptr(),
+                np,
+                patterns.as_ptr(),
+                0,
+                std::ptr::null(),
+                body,
+            ),
+            None if forall => {
+                Z3_mk_forall_const(c, 0, nb, bound.as_ptr(), np, patterns.as_ptr(), body)
+            }
+            None => Z3_mk_exists_const(c, 0, nb, bound.as_ptr(), np, patterns.as_ptr(), body),
+        }
+    }
+}
+
 /// The limits of a question asked of a context made for it.
 pub struct Limits {
     pub timeout_ms: Option<u32>,
@@ -1280,6 +1388,27 @@ pub fn fresh_model_values(
 ) -> Option<Vec<Option<String>>> {
     let mut b = Backend::holding(assumptions, limits);
     b.model_values(t, terms)
+}
+
+/// The resource limit of a query asked again to count quantifier instances when the
+/// member's queries have none.
+pub const PROFILE_RLIMIT: u32 = 5_000_000;
+
+/// The instances of each named quantifier in a check of `assumptions`, in a new
+/// context made for it (`Backend::traced`), most first.
+pub fn fresh_instances(assumptions: &[Term], limits: Limits) -> Vec<(Rc<str>, u64)> {
+    let mut b = Backend::traced(limits.interrupt);
+    if let Some(ms) = limits.timeout_ms {
+        b.set_timeout_ms(ms);
+    }
+    if let Some(n) = limits.rlimit {
+        b.set_rlimit(n);
+    }
+    for a in assumptions {
+        b.assert(a);
+    }
+    b.check_with(&Term::tt());
+    b.instances()
 }
 
 /// `IDF_DUMP_SMT=DIR` (a developer's switch): every query is written to `DIR` as an

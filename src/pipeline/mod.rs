@@ -59,6 +59,9 @@ pub fn stopped(cancel: &Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) -
     INTERRUPTED.load(SeqCst) || cancel.as_ref().is_some_and(|c| c.load(SeqCst))
 }
 
+// One per member, made once and moved a few times: boxing the result would only add
+// an allocation per member.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum MemberOutcome {
     Done(MemberResult),

@@ -103,7 +103,16 @@ pub fn render_event<W: WriteColor>(
                 }
                 member_line(w, r)?;
                 if let (true, Some(stats)) = (opts.stats, &r.stats) {
-                    stats_line(w, stats)?;
+                    if stats.quantifiers.is_empty() {
+                        stats_line(w, stats, None)?;
+                    } else {
+                        let view = views.of(source);
+                        stats_line(
+                            w,
+                            stats,
+                            Some(&Lines::with_starts(&source.text, &view.starts)),
+                        )?;
+                    }
                 }
                 return w.flush();
             }
@@ -136,7 +145,7 @@ fn render_member<W: WriteColor>(
         MemberOutcome::Done(r) => {
             member_line(w, r)?;
             if let (true, Some(stats)) = (opts.stats, &r.stats) {
-                stats_line(w, stats)?;
+                stats_line(w, stats, Some(lines))?;
             }
             for e in &r.errors {
                 emit(w, file, &verification_diagnostic(e, lines))?;
@@ -193,7 +202,8 @@ fn member_line<W: WriteColor>(w: &mut W, r: &MemberResult) -> io::Result<()> {
     writeln!(w, " {} {word} ({cached}{:.1} ms)", r.name, r.time_ms)
 }
 
-fn stats_line<W: WriteColor>(w: &mut W, s: &Stats) -> io::Result<()> {
+/// A member's statistics; `lines` gives the lines of the quantifiers it lists.
+fn stats_line<W: WriteColor>(w: &mut W, s: &Stats, lines: Option<&Lines<'_>>) -> io::Result<()> {
     writeln!(
         w,
         "    stats: {} paths, {} branches, {} pruned, {} queries, {} pushes, {} chunks max, {} merges, {} axiom instances ({} to Z3), {:.1} ms in Z3, {:.1} ms outside\n    ledger: {} started = {} completed + {} failed + {} pruned + {} timeout + {} merged",
@@ -215,6 +225,17 @@ fn stats_line<W: WriteColor>(w: &mut W, s: &Stats) -> io::Result<()> {
         s.ledger.timeout,
         s.ledger.merged,
     )?;
+    if !s.quantifiers.is_empty() {
+        writeln!(w, "    quantifier instances (most first):")?;
+        let width = s.quantifiers.iter().map(|q| q.instances.to_string().len()).max().unwrap_or(1);
+        for q in &s.quantifiers {
+            let at = match (q.span, lines) {
+                (Some(sp), Some(l)) => format!(" (line {})", l.line(sp.start as usize)),
+                _ => String::new(),
+            };
+            writeln!(w, "      {:>width$}  {}{at}", q.instances, escape_controls(&q.name))?;
+        }
+    }
     if s.cached {
         writeln!(
             w,

@@ -64,7 +64,25 @@ pub struct MemberJson<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<ErrorJson<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stats: Option<&'a Stats>,
+    pub stats: Option<StatsJson<'a>>,
+}
+
+/// A member's statistics, with the quantifiers the solver instantiated most:
+/// `"quantifiers": [{"name", "line", "instances"}]` (most first; `line` is null for a
+/// law of sequences; absent when there are none).
+#[derive(Serialize)]
+pub struct StatsJson<'a> {
+    #[serde(flatten)]
+    pub stats: &'a Stats,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub quantifiers: Vec<QuantJson<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct QuantJson<'a> {
+    pub name: &'a str,
+    pub line: Option<usize>,
+    pub instances: u64,
 }
 
 /// A fix: `{"message", "edits": [{"line", "column", "end_line", "end_column", "text"}]}`
@@ -201,7 +219,18 @@ fn member<'a>(r: &'a MemberResult, lines: &Lines<'_>) -> MemberJson<'a> {
         cached: r.cached,
         errors: r.errors.iter().map(|e| error(e, lines)).collect(),
         warnings: r.warnings.iter().map(|e| error(e, lines)).collect(),
-        stats: r.stats.as_ref(),
+        stats: r.stats.as_ref().map(|stats| StatsJson {
+            stats,
+            quantifiers: stats
+                .quantifiers
+                .iter()
+                .map(|q| QuantJson {
+                    name: &q.name,
+                    line: q.span.map(|sp| lines.line(sp.start as usize)),
+                    instances: q.instances,
+                })
+                .collect(),
+        }),
     }
 }
 

@@ -205,7 +205,7 @@ impl<'p> Verifier<'p> {
                 e.span,
                 "unsupported: quantified permissions (LANGUAGE.md section 12) are not verified yet",
             ),
-            ExprKind::Quant(qn) => self.eval_quant(s, qn, q),
+            ExprKind::Quant(qn) => self.eval_quant(s, e, qn, q),
             ExprKind::SeqLit { .. }
             | ExprKind::SeqLen(_)
             | ExprKind::SeqIndex { .. }

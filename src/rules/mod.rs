@@ -171,6 +171,9 @@ pub struct Verifier<'p> {
     /// Spans of trigger terms of the quantifiers being evaluated, with the first term
     /// each evaluated to (`rules/quant.rs`).
     pub watch: HashMap<Span, Option<Term>>,
+    /// The program's quantifiers evaluated so far, by the name the solver counts
+    /// their instances under (`rules/quant.rs`), with where each is written.
+    pub quant_spans: HashMap<std::rc::Rc<str>, Span>,
     /// The factor every amount of the assertion being produced or consumed is
     /// multiplied by: `write`, or the amount of a predicate instance being opened or
     /// closed (its body is scaled: LANGUAGE.md section 11).
@@ -374,6 +377,7 @@ impl<'p> Verifier<'p> {
             closes: 0,
             timed_out: false,
             watch: HashMap::new(),
+            quant_spans: HashMap::new(),
             flat_ifs: std::collections::HashSet::new(),
             scale: Term::write(),
             read_mode: false,
@@ -617,6 +621,7 @@ impl<'p> Verifier<'p> {
         self.timed_out = self.timed_out || self.dec.out_of_time();
         let save = self.nest.mode;
         self.nest.mode = Mode::Stmt;
+        let failures = self.report.failures.len();
         self.fail(
             state,
             span,
@@ -624,6 +629,49 @@ impl<'p> Verifier<'p> {
             "the solver gave up (unknown or timeout)".into(),
         );
         self.nest.mode = save;
+        if self.report.failures.len() > failures
+            && let Some(mut f) = self.report.failures.pop()
+        {
+            self.name_top_quantifier(&mut f.err);
+            self.report.failures.push(f);
+        }
+    }
+
+    /// Name in a timeout's message the quantifier the solver instantiated most in
+    /// the first query it gave up on, with a note where the program writes it.
+    pub fn name_top_quantifier(&self, e: &mut VerificationError) {
+        let Some((name, n)) = self.dec.gave_up_on.as_ref().and_then(|v| v.first()) else {
+            return;
+        };
+        e.message = format!(
+            "{}: the quantifier instantiated most was {name} ({n} instance{} when the query was asked again with a quarter of its resource limit; a matching loop, whose instances make terms that match it again?)",
+            e.message,
+            if *n == 1 { "" } else { "s" }
+        );
+        if let Some(span) = self.quant_spans.get(name) {
+            e.notes.push((
+                *span,
+                format!(
+                    "the solver instantiated this quantifier {n} time{}",
+                    if *n == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+    }
+
+    /// The quantifiers the solver instantiated most in this member's queries (with
+    /// `Decider::count_instances`), most first.
+    pub fn top_quantifiers(&mut self) -> Vec<crate::rules::result::QuantInstances> {
+        self.dec
+            .take_instances()
+            .into_iter()
+            .take(crate::rules::result::TOP_QUANTIFIERS)
+            .map(|(name, instances)| crate::rules::result::QuantInstances {
+                span: self.quant_spans.get(&name).copied(),
+                name: name.to_string(),
+                instances,
+            })
+            .collect()
     }
 
     /// Prove `goal`; on failure record it (with `reason`) and return false.

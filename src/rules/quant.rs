@@ -20,11 +20,16 @@ use crate::rules::{Leaf, Q, Verifier, sort_of};
 use crate::state::State;
 use crate::state::term::{Op, Sort, Term};
 use crate::syntax::ast::{Expr, ExprKind, Quant, QuantKind, Span};
+use std::rc::Rc;
 
 impl<'p> Verifier<'p> {
-    /// Evaluate the value quantifier `qn` (section 13).
-    pub fn eval_quant(&mut self, s: State, qn: &'p Quant, q: Q<'_, 'p, Term>) {
+    /// Evaluate the value quantifier `qn`, the expression `e` (section 13).
+    pub fn eval_quant(&mut self, s: State, e: &'p Expr, qn: &'p Quant, q: Q<'_, 'p, Term>) {
         self.dec.quantified = true;
+        // The name the solver counts its instances (and those of the facts its body
+        // gives under the binder) under: the quantifier as written, triggers included.
+        let name: Rc<str> = format!("`{}`", crate::rules::show::expr(e)).into();
+        self.quant_spans.entry(name.clone()).or_insert(e.span);
         let mut inner = s.clone();
         let mut vars = vec![];
         for b in &qn.vars {
@@ -71,7 +76,7 @@ impl<'p> Verifier<'p> {
                 }
             }
         }
-        self.assume_bound_facts(&leaves, &vars, &groups);
+        self.assume_bound_facts(&leaves, &vars, &groups, &name);
         if qn.kind == QuantKind::Exists {
             self.mention_ground_terms(&leaves, &vars);
         }
@@ -79,13 +84,19 @@ impl<'p> Verifier<'p> {
         let last = it.next().map(|l| l.value.clone()).unwrap_or_else(Term::tt);
         let body =
             it.fold(last, |acc, l| Term::ite(Term::and_all(l.conds.clone()), l.value.clone(), acc));
-        let t = Term::quant(qn.kind == QuantKind::Forall, vars, groups, body);
+        let t = Term::quant_named(qn.kind == QuantKind::Forall, vars, groups, body, Some(name));
         q(self, s, t)
     }
 
     /// Assume the facts of the leaves of a quantifier's body: those that mention a
     /// bound symbol under the binder, the others as `eval_guarded` does.
-    fn assume_bound_facts(&mut self, leaves: &[Leaf<Term>], vars: &[Term], groups: &[Vec<Term>]) {
+    fn assume_bound_facts(
+        &mut self,
+        leaves: &[Leaf<Term>],
+        vars: &[Term],
+        groups: &[Vec<Term>],
+        name: &Rc<str>,
+    ) {
         let mut seen = std::collections::HashSet::new();
         let bind = |t: Term| -> Option<Term> {
             let syms = t.symbols();
@@ -108,7 +119,7 @@ impl<'p> Verifier<'p> {
                 // Nothing could instantiate it: dropping it loses nothing.
                 return None;
             }
-            Some(Term::quant(true, vars.to_vec(), triggers, t))
+            Some(Term::quant_named(true, vars.to_vec(), triggers, t, Some(name.clone())))
         };
         for l in leaves {
             for a in &l.axioms {

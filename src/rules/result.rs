@@ -200,10 +200,29 @@ pub struct Stats {
     pub exec_depth_max: u64,
     pub z3_ms: f64,
     pub total_ms: f64,
+    /// The quantifiers the solver instantiated most in the member's queries, most
+    /// first (at most `TOP_QUANTIFIERS`; rendered with their lines by the reports;
+    /// not cached).
+    #[serde(skip)]
+    pub quantifiers: Vec<QuantInstances>,
     /// Read from the result cache (`crate::cache`): these are the statistics of the
     /// run that verified it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
+}
+
+/// How many quantifiers `--stats` lists per member.
+pub const TOP_QUANTIFIERS: usize = 5;
+
+/// A quantifier the solver instantiated, with how often.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuantInstances {
+    /// In the user's terms: a quantifier of the program as written (in backquotes),
+    /// or a law of sequences.
+    pub name: String,
+    /// Where the program writes it (none for a law of sequences).
+    pub span: Option<Span>,
+    pub instances: u64,
 }
 
 #[derive(Clone, Debug)]

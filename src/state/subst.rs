@@ -89,7 +89,7 @@ impl Term {
                         Term::covers(&pattern, vars).then_some(pattern)
                     })
                     .collect();
-                Term::quant(b.forall, vars.to_vec(), groups, body)
+                Term::quant_named(b.forall, vars.to_vec(), groups, body, b.name.clone())
             }
             Op::SeqUnit => Term::seq_unit(a(0)).unwrap_or_else(|| a(0)),
             Op::SeqConcat => Term::seq_concat(a(0), a(1)),

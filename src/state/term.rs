@@ -75,6 +75,10 @@ pub struct Binding {
     pub forall: bool,
     pub nvars: u32,
     pub groups: Rc<[u32]>,
+    /// What the quantifier stands for, in the user's terms (a quantifier of the
+    /// program, a law of sequences): the solver's quantifier id, so that its
+    /// instances are counted under this name (`--stats`, a timeout's message).
+    pub name: Option<Rc<str>>,
 }
 
 /// A function symbol of the program: a pure method `C.p` with its domain
@@ -749,6 +753,17 @@ impl Term {
     /// `∀ vars. body` (or `∃`) with trigger groups; a body without the bound
     /// variables is the body itself.
     pub fn quant(forall: bool, vars: Vec<Term>, triggers: Vec<Vec<Term>>, body: Term) -> Term {
+        Term::quant_named(forall, vars, triggers, body, None)
+    }
+
+    /// [`Term::quant`] with the name the solver counts its instances under.
+    pub fn quant_named(
+        forall: bool,
+        vars: Vec<Term>,
+        triggers: Vec<Vec<Term>>,
+        body: Term,
+        name: Option<Rc<str>>,
+    ) -> Term {
         if body.as_bool().is_some() || vars.is_empty() {
             return body;
         }
@@ -756,11 +771,26 @@ impl Term {
             forall,
             nvars: vars.len() as u32,
             groups: triggers.iter().map(|g| g.len() as u32).collect::<Vec<_>>().into(),
+            name,
         };
         let mut args = vars;
         args.extend(triggers.into_iter().flatten());
         args.push(body);
         mk(Op::Quant(binding), Sort::Bool, args)
+    }
+
+    /// This quantifier under `name` (any other term as it is).
+    pub fn with_quant_name(&self, name: &str) -> Term {
+        let Op::Quant(b) = self.op() else { return self.clone() };
+        let (vars, groups, body) = self.quant_parts();
+        let groups = groups.into_iter().map(|g| g.to_vec()).collect();
+        Term::quant_named(b.forall, vars.to_vec(), groups, body.clone(), Some(name.into()))
+    }
+
+    /// The name of a quantifier (`Term::quant_named`).
+    pub fn quant_name(&self) -> Option<&Rc<str>> {
+        let Op::Quant(b) = self.op() else { return None };
+        b.name.as_ref()
     }
 
     /// A quantifier's bound variables, trigger groups and body (empty parts for any
@@ -788,12 +818,20 @@ impl Term {
         let sort = x.sort().seq_of()?;
         Some(mk(Op::SeqUnit, sort, vec![x]))
     }
+    /// `a ++ b`, kept right-nested (`(a ++ b) ++ c` is `a ++ (b ++ c)`): one term
+    /// for each sequence however its parts were grouped, and the parts after a
+    /// prefix of known length are a part of it (`(seq(x, y) + r)[1..]` folds to
+    /// `seq(y) + r`, whose applications then meet those of `seq(y) + r`).
     pub fn seq_concat(a: Term, b: Term) -> Term {
         if matches!(a.op(), Op::SeqEmpty(_)) {
             return b;
         }
         if matches!(b.op(), Op::SeqEmpty(_)) {
             return a;
+        }
+        if let Op::SeqConcat = a.op() {
+            let (a1, a2) = (a.args()[0].clone(), a.args()[1].clone());
+            return Term::seq_concat(a1, Term::seq_concat(a2, b));
         }
         let sort = a.sort();
         mk(Op::SeqConcat, sort, vec![a, b])
@@ -871,6 +909,16 @@ impl Term {
             }
             if offset == la && len == Term::seq_len(b.clone()) {
                 return b;
+            }
+            // A slice that starts where `b` does, or after it (offsets known): a
+            // slice of `b` (both are unspecified where the slice does not fit).
+            if offset == la {
+                return Term::seq_extract(b, Term::int(0), len);
+            }
+            if let (Some(o), Some(l)) = (offset.as_int(), la.as_int())
+                && o > l
+            {
+                return Term::seq_extract(b, Term::int(o - l), len);
             }
         }
         mk(Op::SeqExtract, sort, vec![s, offset, len])

@@ -78,6 +78,7 @@ pub fn verify_member_with(
         .ok_or_else(|| "no such member".to_string())?;
     crate::state::term::reset_interner();
     let mut v = Verifier::new(program, info, config.clone());
+    v.dec.count_instances = config.stats;
     v.verify(member);
     let detail = config.trace || config.counterexample;
     let rerun = v.stats.merges > 0 || (v.stats.if_joins > 0 && detail);
@@ -105,6 +106,7 @@ pub fn verify_member_with(
         // thread for each timed query (a failing member took 8 ms more for it).
         let until = Instant::now() + Duration::from_secs_f64(left.min(cap));
         again.dec.set_deadline(Some(until), config.timeout.is_some());
+        again.dec.count_instances = config.stats;
         again.verify(member);
         if !again.timed_out {
             again.stats.merges = v.stats.merges;
@@ -132,12 +134,14 @@ pub fn verify_member_with(
         }
     }
     if timed_out && !errors.iter().any(|e| e.id == "verification.timeout") {
-        errors.push(VerificationError::plain(
+        let mut e = VerificationError::plain(
             "verification.timeout",
             "timeout",
             "the member's time budget ran out".into(),
             m.name.span,
-        ));
+        );
+        v.name_top_quantifier(&mut e);
+        errors.push(e);
     }
     for e in errors.iter_mut().filter(|e| e.id == "verification.timeout") {
         e.span = m.name.span;
@@ -162,6 +166,7 @@ pub fn verify_member_with(
     } else {
         Status::Failed
     };
+    let quantifiers = if config.stats { v.top_quantifiers() } else { vec![] };
     let time_ms = start.elapsed().as_secs_f64() * 1000.0;
     let stats = config.stats.then_some(Stats {
         paths: v.stats.paths,
@@ -177,6 +182,7 @@ pub fn verify_member_with(
         exec_depth_max: v.stats.exec_depth_max,
         z3_ms: v.dec.counters.z3_time.as_secs_f64() * 1000.0,
         total_ms: time_ms,
+        quantifiers,
         cached: false,
     });
     let name = info.member_names.get(&member).cloned().unwrap_or_default();

@@ -323,6 +323,7 @@ impl Entry {
                     z3_ms,
                     total_ms,
                     exec_depth_max: _,
+                    quantifiers: _,
                     cached: _,
                 } = s;
                 let Ledger { started, completed, failed, pruned: lp, timeout, merged } = *ledger;
@@ -399,6 +400,7 @@ impl Entry {
                 z3_ms: s.z3_ms,
                 total_ms: s.total_ms,
                 exec_depth_max: 0,
+                quantifiers: vec![],
                 cached: true,
             }),
             cached: true,

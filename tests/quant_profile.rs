@@ -1,0 +1,74 @@
+//! Quantifier instances in the user's terms: a member whose query runs into a
+//! matching loop times out naming the quantifier that instantiated most (with a note
+//! where it is written), and `--stats` lists, per member, the quantifiers the solver
+//! instantiated most with their lines (human and JSON). The program is
+//! tests/hang/matching_loop.jv, run with a small `--rlimit` so the loop ends quickly.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_idf-verify")
+}
+
+fn program() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/hang/matching_loop.jv")
+}
+
+/// The looping quantifier as the reports name it.
+const LOOPING: &str = "`forall int i :: { f(i) } f(i) < f(2 * i) + f(2 * i + 1)`";
+
+fn run(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(bin())
+        .args(["--no-cache", "--rlimit", "100000"])
+        .args(args)
+        .arg(program())
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn a_matching_loop_times_out_naming_its_quantifier() {
+    let (code, out) = run(&["--method", "Loop.loops"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("Loop.loops timeout"), "{out}");
+    assert!(out.contains(&format!("the quantifier instantiated most was {LOOPING}")), "{out}");
+    // The note points at the quantifier's line.
+    assert!(out.contains("the solver instantiated this quantifier"), "{out}");
+    assert!(out.contains("12 │     requires forall int i :: { f(i) }"), "{out}");
+}
+
+#[test]
+fn a_member_that_does_not_time_out_names_no_quantifier() {
+    let (code, out) = run(&["--method", "Loop.named"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!out.contains("instantiated"), "{out}");
+    assert!(!out.contains("quantifier instances"), "without --stats: {out}");
+}
+
+#[test]
+fn stats_list_the_quantifiers_instantiated_most_with_their_lines() {
+    let (code, out) = run(&["--stats", "--format", "json"]);
+    assert_eq!(code, Some(1), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let members = v["files"][0]["members"].as_array().unwrap();
+    let member = |name: &str| members.iter().find(|m| m["name"] == name).unwrap();
+    let looping = &member("Loop.loops")["stats"]["quantifiers"][0];
+    assert_eq!(looping["name"], LOOPING, "{out}");
+    assert_eq!(looping["line"], 12, "{out}");
+    let n = looping["instances"].as_u64().unwrap();
+    assert!(n > 100, "a matching loop instantiates its quantifier many times: {n}");
+    // A quantifier whose instances make no new match: a few instances, its own line.
+    let named = member("Loop.named");
+    assert_eq!(named["status"], "verified", "{out}");
+    let q = &named["stats"]["quantifiers"][0];
+    assert_eq!(q["name"], "`forall int i :: { a[i] } 0 <= i && i < a.length ==> a[i] > 0`");
+    assert_eq!(q["line"], 21, "{out}");
+    let n = q["instances"].as_u64().unwrap();
+    assert!((1..10).contains(&n), "one instance per read the member names: {n}");
+
+    let (_, human) = run(&["--stats", "--method", "Loop.loops"]);
+    assert!(human.contains("quantifier instances (most first):"), "{human}");
+    assert!(human.contains(&format!("  {LOOPING} (line 12)")), "{human}");
+}
