@@ -178,6 +178,18 @@ fn source(e: &Expr) -> Option<String> {
     }
 }
 
+/// Candidate `e` as a trigger term in the heap it was met in: `old(e)` when it stands
+/// inside `old(..)` (a read of the old heap matches old reads only).
+fn as_met(e: &Expr, in_old: bool) -> Expr {
+    if in_old {
+        let mut o = Expr::new(ExprKind::Old(Box::new(e.clone())), e.span);
+        o.ty = e.ty.clone();
+        o
+    } else {
+        e.clone()
+    }
+}
+
 /// Step 2's loop guard: does `body` read the same source as candidate `c`, in the same
 /// heap, with a bound variable below `+`/`-` in an operand position where `c` has one?
 fn loops(c: (&Expr, bool), all: &[(&Expr, bool)], vars: &[String]) -> bool {
@@ -229,25 +241,28 @@ fn infer(
     let cands: Vec<(&Expr, bool)> =
         cands.iter().copied().filter(|c| !loops(*c, &all, vars)).collect();
     // 3. Candidates with every bound variable, minus those containing another such.
-    let full: Vec<&Expr> =
-        cands.iter().map(|c| c.0).filter(|e| mentions(e, vars).len() == vars.len()).collect();
+    let full: Vec<(&Expr, bool)> =
+        cands.iter().copied().filter(|c| mentions(c.0, vars).len() == vars.len()).collect();
     if !full.is_empty() {
         let contains_other = |e: &Expr| {
-            full.iter().any(|o| {
+            full.iter().any(|(o, _)| {
                 !std::ptr::eq(*o, e) && {
                     let fo = fingerprint(o);
                     fingerprint(e) != fo && e.any(&mut |x| fingerprint(x) == fo)
                 }
             })
         };
-        let groups =
-            full.iter().filter(|e| !contains_other(e)).map(|e| vec![(*e).clone()]).collect();
+        let groups = full
+            .iter()
+            .filter(|c| !contains_other(c.0))
+            .map(|&(e, in_old)| vec![as_met(e, in_old)])
+            .collect();
         return (groups, vars.to_vec());
     }
     // 4. One multi-trigger covering every bound variable, in textual order.
     let mut covered: Vec<String> = vec![];
     let mut group = vec![];
-    for (e, _) in &cands {
+    for &(e, in_old) in &cands {
         let m = mentions(e, vars);
         if m.iter().any(|x| !covered.contains(x)) {
             for x in m {
@@ -255,7 +270,7 @@ fn infer(
                     covered.push(x);
                 }
             }
-            group.push((*e).clone());
+            group.push(as_met(e, in_old));
         }
         if covered.len() == vars.len() {
             return (vec![group], covered);

@@ -966,16 +966,16 @@ fn stmt_head(st: &Stmt) -> String {
             format!("{ty} {} = {}", name.name, rhs_text(rhs))
         }
         StmtKind::Assign { lhs, rhs } => {
-            format!("{} = {}", crate::rules::show::expr(lhs), rhs_text(rhs))
+            format!("{} = {}", crate::rules::show::expr_checked(lhs), rhs_text(rhs))
         }
-        StmtKind::Call(c) => crate::rules::show::expr(c),
-        StmtKind::If { cond, .. } => format!("if ({})", crate::rules::show::expr(cond)),
-        StmtKind::While { cond, .. } => format!("while ({})", crate::rules::show::expr(cond)),
-        StmtKind::Assert(a) => format!("assert {}", crate::rules::show::expr(a)),
-        StmtKind::Open(c) => format!("open {}", crate::rules::show::expr(c)),
-        StmtKind::Close(c) => format!("close {}", crate::rules::show::expr(c)),
-        StmtKind::Use(c) => format!("use {}", crate::rules::show::expr(c)),
-        StmtKind::Join(a) => format!("join {}", crate::rules::show::expr(a)),
+        StmtKind::Call(c) => crate::rules::show::expr_checked(c),
+        StmtKind::If { cond, .. } => format!("if ({})", crate::rules::show::expr_checked(cond)),
+        StmtKind::While { cond, .. } => format!("while ({})", crate::rules::show::expr_checked(cond)),
+        StmtKind::Assert(a) => format!("assert {}", crate::rules::show::expr_checked(a)),
+        StmtKind::Open(c) => format!("open {}", crate::rules::show::expr_checked(c)),
+        StmtKind::Close(c) => format!("close {}", crate::rules::show::expr_checked(c)),
+        StmtKind::Use(c) => format!("use {}", crate::rules::show::expr_checked(c)),
+        StmtKind::Join(a) => format!("join {}", crate::rules::show::expr_checked(a)),
         StmtKind::Return(_) => "return".to_string(),
         StmtKind::Block(_) => "block".to_string(),
     }
@@ -983,12 +983,12 @@ fn stmt_head(st: &Stmt) -> String {
 
 fn rhs_text(rhs: &Rhs) -> String {
     match rhs {
-        Rhs::Expr(e) => crate::rules::show::expr(e),
+        Rhs::Expr(e) => crate::rules::show::expr_checked(e),
         Rhs::New { class, args, .. } => {
             let a: Vec<String> = args.iter().map(crate::rules::show::expr).collect();
             format!("new {}({})", class.name, a.join(", "))
         }
-        Rhs::NewArray { elem, len, .. } => format!("new {elem}[{}]", crate::rules::show::expr(len)),
+        Rhs::NewArray { elem, len, .. } => format!("new {elem}[{}]", crate::rules::show::expr_checked(len)),
     }
 }
 

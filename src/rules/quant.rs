@@ -28,7 +28,7 @@ impl<'p> Verifier<'p> {
         self.dec.quantified = true;
         // The name the solver counts its instances (and those of the facts its body
         // gives under the binder) under: the quantifier as written, triggers included.
-        let name: Rc<str> = format!("`{}`", crate::rules::show::expr(e)).into();
+        let name: Rc<str> = format!("`{}`", crate::rules::show::expr_checked(e)).into();
         self.quant_spans.entry(name.clone()).or_insert(e.span);
         let mut inner = s.clone();
         let mut vars = vec![];

@@ -27,11 +27,36 @@ pub fn describe(id: &str, conjunct: &str) -> String {
     }
 }
 
-/// An expression in (approximately) source syntax.
+/// An expression in (approximately) source syntax, as the user wrote it: triggers the
+/// checker inferred are left out (messages quote the program).
 pub fn expr(e: &Expr) -> String {
-    let mut s = String::new();
+    let mut s = Out { text: String::new(), inferred: false };
     write(e, &mut s, 0);
-    s
+    s.text
+}
+
+/// An expression as checked: with the triggers in use, written or inferred (section
+/// 13: `--trace` prints them with the quantifier; so do the quantifier statistics).
+pub fn expr_checked(e: &Expr) -> String {
+    let mut s = Out { text: String::new(), inferred: true };
+    write(e, &mut s, 0);
+    s.text
+}
+
+/// The text being written, and whether inferred triggers are part of it.
+struct Out {
+    text: String,
+    inferred: bool,
+}
+
+impl Out {
+    fn push_str(&mut self, s: &str) {
+        self.text.push_str(s);
+    }
+
+    fn push(&mut self, c: char) {
+        self.text.push(c);
+    }
 }
 
 fn prec(e: &Expr) -> u8 {
@@ -56,7 +81,7 @@ fn prec(e: &Expr) -> u8 {
     }
 }
 
-fn args(a: &[Expr], out: &mut String) {
+fn args(a: &[Expr], out: &mut Out) {
     out.push('(');
     for (i, x) in a.iter().enumerate() {
         if i > 0 {
@@ -67,7 +92,7 @@ fn args(a: &[Expr], out: &mut String) {
     out.push(')');
 }
 
-fn write(e: &Expr, out: &mut String, outer: u8) {
+fn write(e: &Expr, out: &mut Out, outer: u8) {
     let p = prec(e);
     let paren = p < outer;
     if paren {
@@ -152,8 +177,9 @@ fn write(e: &Expr, out: &mut String, outer: u8) {
         }
         ExprKind::Frac { acc, amount } => {
             // `acc(loc, p)`; a predicate instance reads `acc(e.q(..), p)`.
-            let mut inner = String::new();
+            let mut inner = Out { text: String::new(), inferred: out.inferred };
             write(acc, &mut inner, 0);
+            let inner = inner.text;
             match inner.strip_prefix("acc(").and_then(|x| x.strip_suffix(')')) {
                 Some(loc) => out.push_str(&format!("acc({loc}, ")),
                 None => out.push_str(&format!("acc({inner}, ")),
@@ -192,8 +218,9 @@ fn write(e: &Expr, out: &mut String, outer: u8) {
                 out.push_str(&format!("{} {}", b.ty, b.name.name));
             }
             out.push_str(" ::");
-            // The triggers in use, written or inferred (section 13: `--trace` shows them).
-            for t in &q.triggers {
+            // The triggers in use: those written, and those inferred when asked for.
+            let shown = if q.inferred && !out.inferred { &[][..] } else { &q.triggers[..] };
+            for t in shown {
                 out.push_str(" {");
                 for (i, x) in t.terms.iter().enumerate() {
                     out.push_str(if i == 0 { " " } else { ", " });
