@@ -36,6 +36,11 @@ pub struct PathInput {
     /// Per array chunk of the entry heap: the array and its elements by index (`None`
     /// where the chunk does not cover the index or the model gives no value).
     pub elements: Vec<(ModelValue, Vec<Option<ModelValue>>)>,
+    /// Sequence parameters: the name and the elements (`None` where the model gives
+    /// no value).
+    pub seqs: Vec<(String, Vec<Option<ModelValue>>)>,
+    /// Amount parameters: the name and the rational, as `n` or `n/d`.
+    pub perms: Vec<(String, String)>,
 }
 
 /// One path's end and the inputs solved from its path condition.
@@ -71,6 +76,28 @@ fn readable(sort: Sort) -> bool {
     matches!(sort, Sort::Int | Sort::Bool | Sort::Ref)
 }
 
+/// A printed Z3 real (`3.0`, `(/ 1.0 2.0)`, `(- 1.0)`) as `n` or `n/d`.
+fn rational(raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    let int = |x: &str| -> Option<String> {
+        let x = x.trim();
+        let x = x.strip_suffix(".0").unwrap_or(x);
+        x.parse::<i128>().ok().map(|n| n.to_string())
+    };
+    if let Some(inner) = raw.strip_prefix("(- ").and_then(|x| x.strip_suffix(')')) {
+        return rational(inner).map(|r| format!("-{r}"));
+    }
+    if let Some(inner) = raw.strip_prefix("(/ ").and_then(|x| x.strip_suffix(')')) {
+        let (n, d) = inner.split_once(' ')?;
+        return Some(format!("{}/{}", int(n)?, int(d)?));
+    }
+    int(raw)
+}
+
+/// At most this many predicate openings are remembered per member for reading the
+/// values folded inside the entry state's instances.
+pub const MAX_OPENED: usize = 4096;
+
 impl Verifier<'_> {
     /// A path ended (`how`) in `state` (`None` when the ending site has no state: the
     /// time budget): record it with up to `path_inputs` distinct models of its path
@@ -102,11 +129,30 @@ impl Verifier<'_> {
             store.push("this".into());
             terms.push(Term::var("this", Sort::Ref));
         }
+        // Sequence parameters (of integers, booleans or references): the index of
+        // their length among `terms`; amount parameters likewise.
+        let mut seqs: Vec<(String, usize, Term)> = vec![];
+        let mut perms: Vec<(String, usize)> = vec![];
         for p in &m.params {
             let sort = crate::rules::sort_of(&p.ty);
             if readable(sort) {
                 store.push(p.name.name.clone());
                 terms.push(Term::var(&p.name.name, sort));
+            }
+        }
+        for p in &m.params {
+            let sort = crate::rules::sort_of(&p.ty);
+            let x = Term::var(&p.name.name, sort);
+            match sort {
+                Sort::Seq(_, 1) if readable(sort.seq_elem()) => {
+                    seqs.push((p.name.name.clone(), terms.len(), x.clone()));
+                    terms.push(Term::seq_len(x));
+                }
+                Sort::Perm => {
+                    perms.push((p.name.name.clone(), terms.len()));
+                    terms.push(x);
+                }
+                _ => {}
             }
         }
         let empty = Heap::new();
@@ -115,9 +161,38 @@ impl Verifier<'_> {
             Some(s) => &s.heap,
             None => &empty,
         };
+        // The chunks of the entry heap, and those the bodies of its predicate instances
+        // gave when the member opened them (transitively: an instance inside an
+        // opened body that was opened too).
+        let mut known: Vec<Term> = heap
+            .iter()
+            .filter(|c| matches!(c.kind, ChunkKind::Pred(..)))
+            .map(|c| c.value.clone())
+            .collect();
+        let mut inside: Vec<&crate::state::chunk::Chunk> = vec![];
+        let mut used = vec![false; self.opened.len()];
+        loop {
+            let mut grew = false;
+            for (k, (snap, chunks)) in self.opened.iter().enumerate() {
+                if !used[k] && known.contains(snap) {
+                    used[k] = true;
+                    grew = true;
+                    for c in chunks {
+                        if matches!(c.kind, ChunkKind::Pred(..)) {
+                            known.push(c.value.clone());
+                        } else {
+                            inside.push(c);
+                        }
+                    }
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
         let mut fields: Vec<(usize, String)> = vec![];
         let mut arrays: Vec<(usize, Term, Option<Term>)> = vec![];
-        for c in heap.iter() {
+        for c in heap.iter().chain(inside) {
             match (&c.kind, &c.recv) {
                 (ChunkKind::Field(name), Some(recv)) if readable(c.value.sort()) => {
                     fields.push((terms.len(), name.to_string()));
@@ -171,6 +246,18 @@ impl Verifier<'_> {
                     }
                 }
             }
+            for (_, i, x) in &seqs {
+                let n = values
+                    .get(*i)
+                    .cloned()
+                    .flatten()
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .unwrap_or(0)
+                    .min(MAX_ELEMENTS);
+                for j in 0..n {
+                    out.push(Term::seq_at(x.clone(), Term::int(j as i64)));
+                }
+            }
             out
         };
         // A failed check: the inputs violate its goal.
@@ -180,7 +267,11 @@ impl Verifier<'_> {
             .iter()
             .filter(|t| t.sort() == Sort::Int)
             .flat_map(|t| {
-                let hi = if matches!(t.op(), Op::Len) { MAX_ELEMENTS as i64 } else { SMALL };
+                let hi = if matches!(t.op(), Op::Len | Op::SeqLen) {
+                    MAX_ELEMENTS as i64
+                } else {
+                    SMALL
+                };
                 [Term::le(Term::int(-SMALL), t.clone()), Term::le(t.clone(), Term::int(hi))]
             })
             .collect();
@@ -230,7 +321,29 @@ impl Verifier<'_> {
                 }
                 elements.push((a, elems));
             }
-            out.push(PathInput { entry, elements });
+            let mut seq_values = vec![];
+            for (name, i, x) in &seqs {
+                let n = values
+                    .get(*i)
+                    .cloned()
+                    .flatten()
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .unwrap_or(0)
+                    .min(MAX_ELEMENTS);
+                let sort = x.sort().seq_elem();
+                let elems: Vec<Option<ModelValue>> = (0..n)
+                    .map(|_| e.next().cloned().flatten().map(|raw| value(sort, &raw)))
+                    .collect();
+                seq_values.push((name.clone(), elems));
+            }
+            let perm_values = perms
+                .iter()
+                .filter_map(|(name, i)| {
+                    let raw = values.get(*i)?.as_ref()?;
+                    Some((name.clone(), rational(raw)?))
+                })
+                .collect();
+            out.push(PathInput { entry, elements, seqs: seq_values, perms: perm_values });
         }
         out
     }
