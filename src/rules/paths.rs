@@ -12,10 +12,11 @@
 use crate::rules::Verifier;
 use crate::rules::result::{EntryModel, ModelValue};
 use crate::state::State;
-use crate::state::chunk::ChunkKind;
+use crate::rules::sort_of;
+use crate::state::chunk::{Chunk, ChunkKind};
 use crate::state::heap::Heap;
 use crate::state::term::{Op, Sort, Term};
-use crate::syntax::ast::Span;
+use crate::syntax::ast::{BinOp, CallRecv, Expr, ExprKind, MemberRef, Span};
 
 /// How a path ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,7 +99,126 @@ fn rational(raw: &str) -> Option<String> {
 /// values folded inside the entry state's instances.
 pub const MAX_OPENED: usize = 4096;
 
-impl Verifier<'_> {
+/// How deep instances nested in unopened instances are read (a list of this many nodes).
+const FOLDED_DEPTH: usize = 12;
+/// At most this many chunks are read from unopened instances per path end (a tree's
+/// instances double at each level).
+const MAX_FOLDED: usize = 64;
+
+impl<'p> Verifier<'p> {
+    /// The chunks producing the body of predicate `p` for `recv.p(args)` with snapshot
+    /// `snap` would add, as `produce` splits snapshots (an impure conjunction `a && b`
+    /// gives `first`/`second`; a conditional part gives both branches the snapshot),
+    /// for the bodies whose receivers are `this`, a parameter, or a field the body
+    /// itself holds; nested instances to `depth`. The values are candidates read from a
+    /// model: the interpreter decides whether an input built from them is accepted.
+    fn folded(
+        &self,
+        p: MemberRef,
+        recv: Option<Term>,
+        args: &[Term],
+        snap: &Term,
+        depth: usize,
+        out: &mut Vec<Chunk>,
+    ) {
+        if depth == 0 || out.len() >= MAX_FOLDED || self.info.in_interface(p) {
+            return;
+        }
+        let Some(body) = self.body_of(p) else { return };
+        let m = &self.prog.classes[p.class].members[p.member];
+        let mut env: Vec<(String, Term)> =
+            m.params.iter().map(|x| x.name.name.clone()).zip(args.iter().cloned()).collect();
+        if let Some(r) = recv {
+            env.push(("this".into(), r));
+        }
+        self.folded_in(body, snap.clone(), &mut env, depth, out);
+    }
+
+    fn folded_in(
+        &self,
+        a: &'p Expr,
+        snap: Term,
+        env: &mut Vec<(String, Term)>,
+        depth: usize,
+        out: &mut Vec<Chunk>,
+    ) {
+        // A term for an expression of the body: `this`, a parameter, a field of an
+        // object whose chunk the body gave.
+        fn value(e: &Expr, env: &[(String, Term)], out: &[Chunk]) -> Option<Term> {
+            match &e.kind {
+                ExprKind::This => env.iter().find(|(x, _)| x == "this").map(|(_, t)| t.clone()),
+                ExprKind::Local(x) => env.iter().find(|(y, _)| y == x).map(|(_, t)| t.clone()),
+                ExprKind::Field { recv, field, .. } => {
+                    let r = value(recv, env, out)?;
+                    out.iter()
+                        .find(|c| {
+                            c.recv.as_ref() == Some(&r)
+                                && matches!(&c.kind, ChunkKind::Field(n)
+                                    if n.rsplit_once('.').map(|(_, f)| f) == Some(field.name.as_str()))
+                        })
+                        .map(|c| c.value.clone())
+                }
+                _ => None,
+            }
+        }
+        if !self.impure(a) {
+            return;
+        }
+        match &a.kind {
+            ExprKind::Binary { op: BinOp::And, l, r } => {
+                let (sl, sr) = match (self.impure(l), self.impure(r)) {
+                    (true, true) => (Term::first(snap.clone()), Term::second(snap)),
+                    (true, false) => (snap, Term::unit()),
+                    _ => (Term::unit(), snap),
+                };
+                self.folded_in(l, sl, env, depth, out);
+                self.folded_in(r, sr, env, depth, out);
+            }
+            ExprKind::Binary { op: BinOp::Implies, r, .. } => {
+                self.folded_in(r, snap, env, depth, out)
+            }
+            ExprKind::Cond { a: x, b: y, .. } => {
+                self.folded_in(x, snap.clone(), env, depth, out);
+                self.folded_in(y, snap, env, depth, out);
+            }
+            ExprKind::Frac { acc, .. } => self.folded_in(acc, snap, env, depth, out),
+            ExprKind::Acc(f) => {
+                if let ExprKind::Field { recv, field, class } = &f.kind
+                    && let Some(r) = value(recv, env, out)
+                {
+                    let name = self.info.field(class.unwrap_or(0), &field.name);
+                    let v = Term::unwrap(snap, sort_of(&f.ty));
+                    out.push(Chunk::field(name, r, v));
+                }
+            }
+            ExprKind::AccArray(arr) => {
+                if let Some(r) = value(arr, env, out) {
+                    let v = Term::unwrap(snap, Sort::Arr(crate::rules::elem_of(&arr.ty)));
+                    out.push(Chunk::array(r, v));
+                }
+            }
+            ExprKind::Call { recv, args, target: Some(q), .. } => {
+                let r = match recv {
+                    CallRecv::Expr(e) => match value(e, env, out) {
+                        Some(r) => Some(r),
+                        None => return,
+                    },
+                    CallRecv::Static(_) => None,
+                    CallRecv::Implicit => {
+                        env.iter().find(|(x, _)| x == "this").map(|(_, t)| t.clone())
+                    }
+                };
+                let Some(targs) =
+                    args.iter().map(|e| value(e, env, out)).collect::<Option<Vec<Term>>>()
+                else {
+                    return;
+                };
+                self.folded(*q, r, &targs, &snap, depth - 1, out);
+            }
+            _ => {}
+        }
+    }
+
     /// A path ended (`how`) in `state` (`None` when the ending site has no state: the
     /// time budget): record it with up to `path_inputs` distinct models of its path
     /// condition. Does nothing unless a tester asked for path inputs.
@@ -169,7 +289,7 @@ impl Verifier<'_> {
             .filter(|c| matches!(c.kind, ChunkKind::Pred(..)))
             .map(|c| c.value.clone())
             .collect();
-        let mut inside: Vec<&crate::state::chunk::Chunk> = vec![];
+        let mut inside: Vec<Chunk> = vec![];
         let mut used = vec![false; self.opened.len()];
         loop {
             let mut grew = false;
@@ -181,7 +301,7 @@ impl Verifier<'_> {
                         if matches!(c.kind, ChunkKind::Pred(..)) {
                             known.push(c.value.clone());
                         } else {
-                            inside.push(c);
+                            inside.push(c.clone());
                         }
                     }
                 }
@@ -190,9 +310,18 @@ impl Verifier<'_> {
                 break;
             }
         }
+        // The instances the member never opened: their bodies' chunks as producing
+        // the body would make them from the snapshot.
+        for c in heap.iter() {
+            if let ChunkKind::Pred(f, _) = &c.kind
+                && !self.opened.iter().any(|(snap, _)| *snap == c.value)
+            {
+                self.folded(*f, c.recv.clone(), &c.args, &c.value, FOLDED_DEPTH, &mut inside);
+            }
+        }
         let mut fields: Vec<(usize, String)> = vec![];
         let mut arrays: Vec<(usize, Term, Option<Term>)> = vec![];
-        for c in heap.iter().chain(inside) {
+        for c in heap.iter().chain(&inside) {
             match (&c.kind, &c.recv) {
                 (ChunkKind::Field(name), Some(recv)) if readable(c.value.sort()) => {
                     fields.push((terms.len(), name.to_string()));
