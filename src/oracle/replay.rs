@@ -187,9 +187,12 @@ fn build(
     }
     let value = |v: &ModelValue| value_in(&ids, v);
     let mut fixed = HashSet::new();
+    // A field given twice (a path's inputs read the entry heap first, then the
+    // instances' bodies, shallow before deep) keeps its first value.
     for (r, name, v) in &entry.fields {
         if let (Some((_, slot, _)), ModelValue::Ref(r)) = (field_of(name), r)
             && let Some(&o) = ids.get(r)
+            && !fixed.contains(&(o, slot))
         {
             heap.set(o, slot, value(v));
             fixed.insert((o, slot));

@@ -284,11 +284,9 @@ impl<'p> Verifier<'p> {
         // The chunks of the entry heap, and those the bodies of its predicate instances
         // gave when the member opened them (transitively: an instance inside an
         // opened body that was opened too).
-        let mut known: Vec<Term> = heap
-            .iter()
-            .filter(|c| matches!(c.kind, ChunkKind::Pred(..)))
-            .map(|c| c.value.clone())
-            .collect();
+        let mut preds: Vec<Chunk> =
+            heap.iter().filter(|c| matches!(c.kind, ChunkKind::Pred(..))).cloned().collect();
+        let mut known: Vec<Term> = preds.iter().map(|c| c.value.clone()).collect();
         let mut inside: Vec<Chunk> = vec![];
         let mut used = vec![false; self.opened.len()];
         loop {
@@ -300,6 +298,7 @@ impl<'p> Verifier<'p> {
                     for c in chunks {
                         if matches!(c.kind, ChunkKind::Pred(..)) {
                             known.push(c.value.clone());
+                            preds.push(c.clone());
                         } else {
                             inside.push(c.clone());
                         }
@@ -310,9 +309,10 @@ impl<'p> Verifier<'p> {
                 break;
             }
         }
-        // The instances the member never opened: their bodies' chunks as producing
-        // the body would make them from the snapshot.
-        for c in heap.iter() {
+        // The instances (of the entry heap, or inside opened ones) the member never
+        // opened: their bodies' chunks as producing the body would make them from the
+        // snapshot.
+        for c in &preds {
             if let ChunkKind::Pred(f, _) = &c.kind
                 && !self.opened.iter().any(|(snap, _)| *snap == c.value)
             {
