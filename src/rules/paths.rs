@@ -11,8 +11,8 @@
 
 use crate::rules::Verifier;
 use crate::rules::result::{EntryModel, ModelValue};
-use crate::state::State;
 use crate::rules::sort_of;
+use crate::state::State;
 use crate::state::chunk::{Chunk, ChunkKind};
 use crate::state::heap::Heap;
 use crate::state::term::{Op, Sort, Term};
