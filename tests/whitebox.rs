@@ -35,11 +35,17 @@ impl From<MemberReport> for Found {
 
 /// The one member of `file`: tested at random (seed 7, 300 runs) and with `--paths`.
 fn both(file: &str) -> (Found, Found) {
+    both_of(file, None)
+}
+
+/// As `both`, for member `name` (`Class.member`) of `file`.
+fn both_of(file: &str, name: Option<&str>) -> (Found, Found) {
     let path = program_dir().join(file);
     let text = std::fs::read_to_string(&path).unwrap();
+    let names: Vec<String> = name.into_iter().map(String::from).collect();
     idf_verify::guard::with_big_stack(move || {
         let program = front_end(&text).expect("the test program checks");
-        let (member, _) = select_members(&program, &[]).into_iter().next().expect("a member");
+        let (member, _) = select_members(&program, &names).into_iter().next().expect("a member");
         let opts = TestOptions { runs: 300, seed: 7, ..TestOptions::default() };
         let random = test_member_random(&program, file, &text, member, &opts);
         let info = idf_verify::rules::info::Info::new(&program);
@@ -110,6 +116,32 @@ fn an_object_input_is_solved_field_by_field() {
     assert!(random.failures.is_empty(), "{:?}", ids(&random));
     assert_eq!(ids(&solved), vec![("postcondition.violated", 9)]);
     assert!(solved.failures[0].2.contains("limit: 9"), "{}", solved.failures[0].2);
+}
+
+/// The fields are folded inside a predicate instance the member never opens: they are
+/// read from the instance's snapshot as producing its body would split it.
+#[test]
+fn values_folded_in_an_unopened_instance_are_solved() {
+    let (random, solved) = both_of("folded.jv", Some("Pair.check"));
+    assert_eq!(random.accepted, 0, "random pairs do not satisfy both equations");
+    assert_eq!(ids(&solved), vec![("assert.failed", 17)]);
+    assert!(solved.failures[0].2.contains("a: 130, b: 70"), "{}", solved.failures[0].2);
+    let p = solved.paths.clone().unwrap();
+    assert_eq!((p.paths, p.reached, p.random), (1, 1, 0), "{p:?}");
+}
+
+/// A sequence parameter tied to an array inside an opened predicate body: both are
+/// solved (the sequence element by element), and they agree.
+#[test]
+fn a_sequence_parameter_and_an_opened_body_are_solved() {
+    let (random, solved) = both_of("stack.jv", Some("Stack.pop"));
+    assert_eq!(random.accepted, 0);
+    assert_eq!(ids(&solved), vec![("postcondition.violated", 17)]);
+    let shown = &solved.failures[0].2;
+    assert!(shown.contains("vs = seq("), "{shown}");
+    let p = solved.paths.clone().unwrap();
+    assert_eq!((p.paths, p.reached, p.random), (1, 1, 0), "{p:?}");
+    assert_eq!(solved.accepted, solved.runs, "{solved:?}");
 }
 
 #[test]
@@ -189,6 +221,16 @@ fn a_saved_test_of_an_array_fails_before_the_fix_and_verifies_after() {
         "Regression_Seven_last_0",
         "assert k != 42;",
         "assert k == xs[6];",
+    );
+}
+
+#[test]
+fn a_saved_test_of_a_sequence_and_a_folded_array_fails_before_the_fix_and_verifies_after() {
+    saved_round_trip(
+        "stack.jv",
+        "Regression_Stack_pop_0",
+        "int r = items[0];",
+        "int r = items[size];",
     );
 }
 

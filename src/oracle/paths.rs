@@ -75,12 +75,8 @@ pub fn test_member_paths(
         }
         let mut reached = false;
         for (k, input) in end.inputs.iter().enumerate() {
-            let (exact, fixed, sized) = crate::oracle::replay::inputs_with_elements(
-                program,
-                member,
-                &input.entry,
-                &input.elements,
-            );
+            let (exact, fixed, sized) =
+                crate::oracle::replay::inputs_with_elements(program, member, input);
             // The model's state first; when the precondition rejects it, random
             // completions of what the model leaves open.
             if std::env::var_os("IDF_DEBUG_PATHS").is_some() {

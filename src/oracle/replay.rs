@@ -13,7 +13,7 @@
 use crate::interp::value::{Heap, Layout, ObjKind, Object};
 use crate::interp::{Inputs, Outcome, Value, line_of, run_member};
 use crate::syntax::ast::{MemberRef, Program, Type};
-use crate::verify::{EntryModel, MemberResult, ModelValue, Replay};
+use crate::verify::{EntryModel, MemberResult, ModelValue, PathInput, Replay};
 use num_bigint::BigInt;
 use std::collections::{HashMap, HashSet};
 
@@ -38,18 +38,18 @@ fn inputs_and_fixed(
     (inputs, fixed, sized)
 }
 
-/// As `inputs_and_fixed`, with the array elements a path's model gives (per array of
-/// the model: the elements by index; `None` keeps the default): the inputs solved
-/// from a path condition (`idf-verify test --paths`).
+/// As `inputs_and_fixed`, with what a path's model gives beyond the entry model: the
+/// array elements (per array of the model: the elements by index; `None` keeps the
+/// default), and the sequence and amount parameters: the inputs solved from a path
+/// condition (`idf-verify test --paths`).
 #[allow(clippy::type_complexity)]
 pub fn inputs_with_elements(
     program: &Program,
     member: MemberRef,
-    entry: &EntryModel,
-    elements: &[(ModelValue, Vec<Option<ModelValue>>)],
+    input: &PathInput,
 ) -> (Inputs, HashSet<(usize, usize)>, HashSet<usize>) {
-    let (mut inputs, mut fixed, sized, ids) = build(program, member, entry);
-    for (a, elems) in elements {
+    let (mut inputs, mut fixed, sized, ids) = build(program, member, &input.entry);
+    for (a, elems) in &input.elements {
         let ModelValue::Ref(a) = a else { continue };
         let Some(&o) = ids.get(a) else { continue };
         let n = inputs.heap.len_of(o).unwrap_or(0);
@@ -62,7 +62,42 @@ pub fn inputs_with_elements(
             }
         }
     }
+    let params = program
+        .classes
+        .get(member.class)
+        .and_then(|c| c.members.get(member.member))
+        .map(|m| m.params.as_slice())
+        .unwrap_or(&[]);
+    let at = |name: &str| params.iter().position(|p| p.name.name == name);
+    for (name, elems) in &input.seqs {
+        let Some(k) = at(name) else { continue };
+        let elem_ty = match &params[k].ty {
+            Type::Seq(t) => (**t).clone(),
+            _ => continue,
+        };
+        let xs: Vec<Value> = elems
+            .iter()
+            .map(|v| {
+                v.as_ref().map(|v| value_in(&ids, v)).unwrap_or_else(|| Value::default_of(&elem_ty))
+            })
+            .collect();
+        if let Some(slot) = inputs.args.get_mut(k) {
+            *slot = Value::Seq(std::rc::Rc::new(xs));
+        }
+    }
+    for (name, r) in &input.perms {
+        let (Some(k), Some(r)) = (at(name), parse_rat(r)) else { continue };
+        if let Some(slot) = inputs.args.get_mut(k) {
+            *slot = Value::amount(r);
+        }
+    }
     (inputs, fixed, sized)
+}
+
+/// `n` or `n/d` as a rational.
+fn parse_rat(r: &str) -> Option<crate::interp::rat::Rat> {
+    let (n, d) = r.split_once('/').unwrap_or((r, "1"));
+    crate::interp::rat::Rat::new(n.parse::<BigInt>().ok()?, d.parse::<BigInt>().ok()?)
 }
 
 /// A model's value in the heap whose objects `ids` names.
@@ -152,9 +187,12 @@ fn build(
     }
     let value = |v: &ModelValue| value_in(&ids, v);
     let mut fixed = HashSet::new();
+    // A field given twice (a path's inputs read the entry heap first, then the
+    // instances' bodies, shallow before deep) keeps its first value.
     for (r, name, v) in &entry.fields {
         if let (Some((_, slot, _)), ModelValue::Ref(r)) = (field_of(name), r)
             && let Some(&o) = ids.get(r)
+            && !fixed.contains(&(o, slot))
         {
             heap.set(o, slot, value(v));
             fixed.insert((o, slot));

@@ -124,12 +124,29 @@ impl<'p> Verifier<'p> {
             return self.internal(&s, Span::default(), "predicate without a body");
         };
         let store = s.store.clone();
+        // For testing: the chunks the body adds to the heap (compared by kind,
+        // receiver and value; terms are hash-consed).
+        let before: Vec<crate::state::chunk::Chunk> =
+            if self.path_inputs > 0 { s.heap.iter().cloned().collect() } else { vec![] };
         let inner =
             State { heap: s.heap, old: s.old, store: self.callee_store(p, recv.clone(), args) };
         self.nest.open_nesting += 1;
         let outer_scale = std::mem::replace(&mut self.scale, amount);
         let body_scale = self.scale.clone();
         self.produce(inner, snap.clone(), body, &|v, opened, ()| {
+            if v.path_inputs > 0 && v.opened.len() < crate::rules::paths::MAX_OPENED {
+                let added: Vec<crate::state::chunk::Chunk> = opened
+                    .heap
+                    .iter()
+                    .filter(|c| {
+                        !before
+                            .iter()
+                            .any(|b| b.kind == c.kind && b.recv == c.recv && b.value == c.value)
+                    })
+                    .cloned()
+                    .collect();
+                v.opened.push((snap.clone(), added));
+            }
             let back = State { heap: opened.heap, old: opened.old, store: store.clone() };
             v.nest.open_nesting -= 1;
             v.scale = outer_scale.clone();

@@ -195,6 +195,10 @@ pub struct Verifier<'p> {
     /// The path ends recorded when `path_inputs > 0`, and those past the bound.
     pub path_ends: Vec<paths::PathEnd>,
     pub path_ends_dropped: u64,
+    /// When `path_inputs > 0`: each predicate instance opened (by its snapshot) and the
+    /// chunks its body produced, so that values folded inside the entry state's
+    /// instances are read back into inputs (`paths.rs`).
+    pub opened: Vec<(Term, Vec<crate::state::chunk::Chunk>)>,
     /// The goal whose refutation is failing the path now (`check`), so that the inputs
     /// solved for the failed path violate it.
     pub failing_goal: Option<Term>,
@@ -386,6 +390,7 @@ impl<'p> Verifier<'p> {
             path_inputs: 0,
             path_ends: Vec::new(),
             path_ends_dropped: 0,
+            opened: Vec::new(),
             failing_goal: None,
             stats: Counters {
                 paths: 0,
