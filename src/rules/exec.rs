@@ -507,7 +507,8 @@ impl<'p> Verifier<'p> {
                         }
                         Lookup::Unknown => v.fail_unknown(&s, lhs.span),
                         Lookup::NotFound => {
-                            let what = v.missing_field_message(&s, lhs, &ChunkKind::Array, &ta);
+                            let what =
+                                for_write(v.missing_field_message(&s, lhs, &ChunkKind::Array, &ta));
                             v.fail(&s, lhs.span, "insufficient.permission", what)
                         }
                     }
@@ -549,7 +550,7 @@ impl<'p> Verifier<'p> {
                         v.write_field(s, t.clone(), name.clone(), val.clone(), lhs, depth + 1, q)
                     });
                 }
-                let what = self.missing_field_message(&s, lhs, &kind, &t);
+                let what = for_write(self.missing_field_message(&s, lhs, &kind, &t));
                 self.fail(&s, lhs.span, "insufficient.permission", what);
             }
         }
@@ -1039,3 +1040,13 @@ fn declared_sort(stmts: &[Stmt], x: &str) -> Option<Sort> {
         _ => None,
     })
 }
+
+/// A missing-permission message for a write: a write needs the whole location, so
+/// "less than needed" is said as "less than `write`".
+fn for_write(what: String) -> String {
+    what.replace(
+        "might be less than needed",
+        "might be less than `write`, the full permission a write needs",
+    )
+}
+

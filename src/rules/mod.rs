@@ -46,7 +46,7 @@ pub mod show;
 use crate::decider::{Answer, Decider};
 use crate::rules::result::{Config, TraceEntry, VerificationError};
 use crate::state::State;
-use crate::state::term::{Sort, Term};
+use crate::state::term::{Op, Sort, Term};
 use crate::syntax::ast::{Program, Span, Type};
 use info::Info;
 use std::cell::RefCell;
@@ -589,8 +589,37 @@ impl<'p> Verifier<'p> {
         if t.is_false() {
             return "it is false on this path".to_string();
         }
-        let squash = |x: &str| x.chars().filter(|c| !c.is_whitespace()).collect::<String>();
-        match self.names(s).render(t) {
+        // Said the way the conjunct says it: `this.` and spaces aside, the same text
+        // says nothing more.
+        let squash = |x: &str| {
+            x.replace("this.", "").chars().filter(|c| !c.is_whitespace()).collect::<String>()
+        };
+        let names = self.names(s);
+        let read = |t: &Term| names.render(t).or_else(|| names.render_here(t));
+        // A comparison the way round the conjunct writes it: `result > n` reads
+        // `k + i > n`, not `n < k + i`.
+        let (lt, le) = (shown.contains(" < ") || shown.contains(" <= "), shown.contains(" >= "));
+        let flip = match t.op() {
+            Op::Lt if shown.contains(" > ") && !lt => Some(">"),
+            Op::Le if le && !lt => Some(">="),
+            _ => None,
+        };
+        let flipped = flip.and_then(|op| {
+            let a = t.args();
+            Some(format!("{} {op} {}", read(&a[1])?, read(&a[0])?))
+        });
+        // `3 == y` is the conjunct `y == 3`.
+        let swapped = match t.op() {
+            Op::Eq => {
+                let a = t.args();
+                read(&a[1]).zip(read(&a[0])).map(|(b, a)| format!("{b} == {a}"))
+            }
+            _ => None,
+        };
+        if swapped.is_some_and(|w| squash(&w) == squash(shown)) {
+            return "it might be false on this path".to_string();
+        }
+        match flipped.or_else(|| read(t)) {
             Some(r) if squash(&r) != squash(shown) => {
                 format!("on this path it reads `{r}`, which might be false")
             }

@@ -272,11 +272,16 @@ pub fn counterexample(
     let mut labels = vec![];
     let mut terms = vec![];
     let mut classes = vec![];
+    // Sequences are shown by their elements or their length, read from the model
+    // (the solver's own name for a sequence value means nothing to the user).
+    let mut seqs: Vec<(String, Term)> = vec![];
     for (k, t) in &state.store {
         if matches!(t.sort(), Sort::Int | Sort::Bool | Sort::Ref | Sort::Perm) {
             labels.push(k.to_string());
             terms.push(t.clone());
             classes.push(v.class_label(t));
+        } else if matches!(t.sort(), Sort::Seq(..)) {
+            seqs.push((k.to_string(), t.clone()));
         }
     }
     // Fields and pure calls by their source names; those the state gives no name
@@ -298,8 +303,12 @@ pub fn counterexample(
         if let Some(l) = names.render_now(&t).or_else(|| names.render(&t))
             && !terms.contains(&t)
         {
-            labels.push(l);
-            terms.push(t);
+            if matches!(t.sort(), Sort::Seq(..)) {
+                seqs.push((l, t));
+            } else if matches!(t.sort(), Sort::Int | Sort::Bool | Sort::Ref | Sort::Perm) {
+                labels.push(l);
+                terms.push(t);
+            }
         }
     }
     let shown = terms.len();
@@ -337,11 +346,21 @@ pub fn counterexample(
             _ => {}
         }
     }
+    // Each sequence's length and first elements, after everything else.
+    let seq_start = terms.len();
+    for (_, t) in &seqs {
+        terms.push(Term::seq_len(t.clone()));
+        for k in 0..SEQ_SHOWN {
+            terms.push(Term::seq_at(t.clone(), Term::int(k as i64)));
+        }
+    }
     // The model's element for `null` (the solver names every object alike).
     terms.push(Term::null());
     let mut values = v.dec.model_values(&Term::not(goal.clone()), &terms)?;
     terms.pop();
     let null = values.pop().flatten();
+    let seq_values = values.split_off(seq_start);
+    terms.truncate(seq_start);
     for (t, val) in terms.iter().zip(values.iter_mut()) {
         if t.sort() == Sort::Ref && val.is_some() && *val == null {
             *val = Some("null".to_string());
@@ -373,6 +392,11 @@ pub fn counterexample(
                 Some(c) if val != "null" => out.push(format!("{l} = {val} : {c}")),
                 _ => out.push(format!("{l} = {val}")),
             }
+        }
+    }
+    for ((l, t), vals) in seqs.iter().zip(seq_values.chunks(SEQ_SHOWN + 1)) {
+        if let Some(line) = show_seq(l, t.sort().seq_elem(), vals) {
+            out.push(line);
         }
     }
     let model = |i: usize| -> Option<ModelValue> {
@@ -441,6 +465,32 @@ fn readable_int(v: &str) -> String {
         Some(n) => format!("-{n}"),
         None => v.to_string(),
     }
+}
+
+/// How many elements of a sequence a counterexample lists; a longer one is shown by
+/// its length.
+const SEQ_SHOWN: usize = 4;
+
+/// `l = seq(1, 2)` for a short sequence of integers or booleans whose model gives its
+/// length and elements (`vals`: the length, then the first elements); `l.length = 7`
+/// for a longer one or one of other elements; nothing when the model has no length.
+fn show_seq(l: &str, elem: Sort, vals: &[Option<String>]) -> Option<String> {
+    let len = readable_int(vals.first()?.as_ref()?);
+    let n: usize = len.parse().ok()?;
+    let scalar = matches!(elem, Sort::Int | Sort::Bool);
+    if scalar && n <= SEQ_SHOWN {
+        let elems: Option<Vec<String>> =
+            vals[1..=n].iter().map(|x| x.as_deref().map(readable_int)).collect();
+        if let Some(elems) = elems {
+            let ty = if elem == Sort::Int { "int" } else { "bool" };
+            return Some(if n == 0 {
+                format!("{l} = seq<{ty}>()")
+            } else {
+                format!("{l} = seq({})", elems.join(", "))
+            });
+        }
+    }
+    Some(format!("{l}.length = {len}"))
 }
 
 /// The pure-method applications in `t` (a DAG: each node visited once).
