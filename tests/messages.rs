@@ -37,6 +37,9 @@ const SOLVER_WORDS: &[&str] = &[
     "first(",
     "second(",
     "path condition",
+    "!val!",
+    "Seq(",
+    "Int)",
 ];
 
 fn assert_plain(text: &str) {
@@ -65,6 +68,11 @@ snapshot!(assert_plain; index_out_of_bounds, "Account.outOfBounds", "index.out.o
 snapshot!(assert_plain; join_failed, "Account.joined", "join.failed");
 snapshot!(assert_plain; unframed_contract, "Account.badContract", "not.wellformed");
 snapshot!(assert_plain; permission_given_back, "Keeper.bump", "insufficient.permission");
+snapshot!(assert_plain; loop_without_permission, "Loops.sum", "insufficient.permission");
+snapshot!(assert_plain; loop_locals_by_name, "Loops.steps", "postcondition.violated");
+snapshot!(assert_plain; index_is_a_parameter, "Loops.at", "index.out.of.bounds");
+snapshot!(assert_plain; sequence_assert, "Loops.pushed", "assert.failed");
+snapshot!(assert_plain; local_in_step_with_the_counter, "Loops.inStep", "postcondition.violated");
 
 #[test]
 fn values_are_shown_in_terms_of_the_inputs() {
@@ -74,6 +82,30 @@ fn values_are_shown_in_terms_of_the_inputs() {
     assert!(
         rendered("Account.wrongPost").contains("the end of the body reaches the postcondition")
     );
+}
+
+#[test]
+fn a_loops_locals_are_named_and_comparisons_read_the_way_they_are_written() {
+    let text = rendered("Loops.steps");
+    assert!(text.contains("on this path it reads `k + i > n`"), "{text}");
+    let text = rendered("Loops.inStep");
+    assert!(text.contains("on this path it reads `j == n`"), "{text}");
+    // `y == 3` read as `3 == y` says nothing more: no reading is shown.
+    assert!(!rendered("Account.halfWrite").contains("it reads"));
+}
+
+#[test]
+fn a_sequence_in_a_counterexample_is_shown_by_its_elements() {
+    let config = Config { counterexample: true, ..Config::default() };
+    let text = rendered_with("Loops.pushed", &config);
+    assert!(text.contains("s = seq(1, 2, 3)"), "{text}");
+    assert_plain(&text);
+}
+
+#[test]
+fn a_write_with_a_fraction_says_it_needs_write() {
+    let text = rendered("Account.halfWrite");
+    assert!(text.contains("less than `write`, the full permission a write needs"), "{text}");
 }
 
 #[test]
@@ -117,6 +149,10 @@ fn each_fix_kind_is_offered_when_it_works_and_the_fixed_member_verifies() {
         ("Account.callWithout", "add `requires acc(b.n);` to the precondition"),
         ("Account.nullReceiver", "add `requires x != null;` to the precondition"),
         ("Account.count", "add `invariant i <= n;` to the loop"),
+        ("Account.divide", "add `requires b != 0;` to the precondition"),
+        ("Loops.sum", "add `invariant acc(this.total);` to the loop"),
+        ("Loops.at", "add `requires 0 <= i && i < a.length;` to the precondition"),
+        ("Loops.inStep", "add `invariant j == i;` to the loop"),
         (
             "Keeper.bump",
             "add `requires acc(this.b);` to the precondition and `ensures acc(this.b);` to the postcondition",

@@ -608,12 +608,14 @@ impl<'p> Verifier<'p> {
             let a = t.args();
             Some(format!("{} {op} {}", read(&a[1])?, read(&a[0])?))
         });
-        // `3 == y` is the conjunct `y == 3`.
+        // `3 == y` is the conjunct `y == 3`, `5 != i` is `i != 5`.
+        let swap = |t: &Term, op: &str| {
+            let a = t.args();
+            read(&a[1]).zip(read(&a[0])).map(|(b, a)| format!("{b} {op} {a}"))
+        };
         let swapped = match t.op() {
-            Op::Eq => {
-                let a = t.args();
-                read(&a[1]).zip(read(&a[0])).map(|(b, a)| format!("{b} == {a}"))
-            }
+            Op::Eq => swap(t, "=="),
+            Op::Not if t.args()[0].op() == &Op::Eq => swap(&t.args()[0], "!="),
             _ => None,
         };
         if swapped.is_some_and(|w| squash(&w) == squash(shown)) {
