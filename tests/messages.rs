@@ -40,6 +40,9 @@ const SOLVER_WORDS: &[&str] = &[
     "!val!",
     "Seq(",
     "Int)",
+    "i#",
+    "≤",
+    "∧",
 ];
 
 fn assert_plain(text: &str) {
@@ -73,6 +76,7 @@ snapshot!(assert_plain; loop_locals_by_name, "Loops.steps", "postcondition.viola
 snapshot!(assert_plain; index_is_a_parameter, "Loops.at", "index.out.of.bounds");
 snapshot!(assert_plain; sequence_assert, "Loops.pushed", "assert.failed");
 snapshot!(assert_plain; local_in_step_with_the_counter, "Loops.inStep", "postcondition.violated");
+snapshot!(assert_plain; segment_not_held, "Segments.lower", "call.precondition");
 
 #[test]
 fn values_are_shown_in_terms_of_the_inputs() {
@@ -90,6 +94,9 @@ fn a_loops_locals_are_named_and_comparisons_read_the_way_they_are_written() {
     assert!(text.contains("on this path it reads `k + i > n`"), "{text}");
     let text = rendered("Loops.inStep");
     assert!(text.contains("on this path it reads `j == n`"), "{text}");
+    // Why `j` is unknown after the loop: no invariant mentions it.
+    assert!(text.contains("`j` is changed by a loop whose invariants do not mention it"), "{text}");
+    assert!(!text.contains("`i` is changed"), "{text}");
     // `y == 3` read as `3 == y` says nothing more: no reading is shown.
     assert!(!rendered("Account.halfWrite").contains("it reads"));
 }

@@ -196,8 +196,8 @@ fn candidates(
             };
             // Inside a loop, the loop's invariant must carry the permission through
             // (the loop body sees only what the invariant gives it).
-            if let Some(inv) = innermost_loop(m, e.span)
-                .and_then(|l| loop_invariant(text, &l, &acc))
+            if let Some(inv) =
+                innermost_loop(m, e.span).and_then(|l| loop_invariant(text, &l, &acc))
             {
                 let with_pre = {
                     let mut edits = vec![inv.clone(), pre.clone()];
@@ -292,7 +292,13 @@ fn candidates(
         let mut loops = vec![];
         each_loop(&b.stmts, &mut |before, st| {
             if let StmtKind::While { cond, invariants, body } = &st.kind {
-                loops.push((before.to_vec(), cond.clone(), invariants.clone(), body.clone(), st.span));
+                loops.push((
+                    before.to_vec(),
+                    cond.clone(),
+                    invariants.clone(),
+                    body.clone(),
+                    st.span,
+                ));
             }
         });
         for (before, cond, invs, body, whole) in loops {
@@ -304,8 +310,10 @@ fn candidates(
             let l = Loop { invariants: invs.clone(), body: body.span };
             let has = |inv: &str| invs.iter().any(|i| crate::rules::show::expr(i) == inv);
             let bound = counter_bound(&cond).filter(|inv| !has(inv));
-            let steps: Vec<String> =
-                induction_invariants(&before, &cond, &body).into_iter().filter(|i| !has(i)).collect();
+            let steps: Vec<String> = induction_invariants(&before, &cond, &body)
+                .into_iter()
+                .filter(|i| !has(i))
+                .collect();
             let steps = (!steps.is_empty()).then(|| steps.join(" && "));
             let mut add = |inv: String| {
                 if let Some(ins) = loop_invariant(text, &l, &inv) {
@@ -379,9 +387,9 @@ fn local_name(e: &Expr) -> Option<String> {
 /// The expression local `x` was declared with among `before` (its block's statements
 /// before the loop), when nothing there assigns it afterwards.
 fn initial(before: &[Stmt], x: &str) -> Option<Expr> {
-    let k = before.iter().rposition(|st| {
-        matches!(&st.kind, StmtKind::Local { name, .. } if name.name == x)
-    })?;
+    let k = before
+        .iter()
+        .rposition(|st| matches!(&st.kind, StmtKind::Local { name, .. } if name.name == x))?;
     let StmtKind::Local { init: Some(crate::syntax::ast::Rhs::Expr(e)), .. } = &before[k].kind
     else {
         return None;
@@ -591,11 +599,14 @@ fn clause(
 /// The edit adding `requires clause;` to member `m` after its other `requires`
 /// clauses: before its first `ensures`, or its body.
 fn last_requires(text: &str, m: &crate::syntax::ast::Member, body: &str) -> Option<(Span, String)> {
-    let (anchor, is_body) =
-        match m.ensures.first().and_then(|e| keyword_before(text, e.span.start as usize, "ensures")) {
-            Some(a) => (a, false),
-            None => (body_start(text, m)?, true),
-        };
+    let (anchor, is_body) = match m
+        .ensures
+        .first()
+        .and_then(|e| keyword_before(text, e.span.start as usize, "ensures"))
+    {
+        Some(a) => (a, false),
+        None => (body_start(text, m)?, true),
+    };
     Some(insert_at(text, anchor, &format!("requires {body};"), is_body))
 }
 

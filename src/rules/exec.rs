@@ -829,6 +829,11 @@ impl<'p> Verifier<'p> {
     ) {
         let mut assigned = BTreeSet::new();
         assigned_in(&body.stmts, &mut assigned);
+        // The locals no invariant mentions (for messages about their values).
+        let mut mentioned = BTreeSet::new();
+        for i in invs {
+            names_in(i, &mut mentioned);
+        }
         self.consume_with(
             Mode::Consume { id: "invariant.not.established", call: None },
             s,
@@ -841,6 +846,9 @@ impl<'p> Verifier<'p> {
                 for x in &assigned {
                     if let Some(t) = havocked.get(x).cloned() {
                         let f = v.fresh(x, t.sort());
+                        if !mentioned.contains(x) {
+                            v.made.unconstrained.insert(f.clone(), x.clone());
+                        }
                         v.assume_local_typed(x, &f);
                         havocked.set(x, f);
                     }
@@ -1041,6 +1049,16 @@ fn declared_sort(stmts: &[Stmt], x: &str) -> Option<Sort> {
     })
 }
 
+/// The names `e` reads (locals, parameters, and bare names of fields).
+fn names_in(e: &Expr, out: &mut BTreeSet<String>) {
+    if let ExprKind::Local(x) | ExprKind::Name(x) = &e.kind {
+        out.insert(x.clone());
+    }
+    for c in e.children() {
+        names_in(c, out);
+    }
+}
+
 /// A missing-permission message for a write: a write needs the whole location, so
 /// "less than needed" is said as "less than `write`".
 fn for_write(what: String) -> String {
@@ -1049,4 +1067,3 @@ fn for_write(what: String) -> String {
         "might be less than `write`, the full permission a write needs",
     )
 }
-

@@ -288,6 +288,9 @@ pub struct Made {
     /// only from symbols older than an allocated object denotes an object that existed
     /// before it, so not that one.
     pub(in crate::rules) births: crate::state::term::TermMap<Term, u64>,
+    /// The values a loop gives the locals it assigns and its invariants do not
+    /// mention, by the local's name: a message about one says why it is unknown.
+    pub(in crate::rules) unconstrained: crate::state::term::TermMap<Term, String>,
 }
 
 /// Pure methods' definitions (translated by the translator) and the axiom instances
@@ -424,6 +427,7 @@ impl<'p> Verifier<'p> {
                 chunk_refs_seen: Default::default(),
                 allocations: Vec::new(),
                 births: Default::default(),
+                unconstrained: Default::default(),
             },
             axioms: Axioms {
                 defs,
@@ -621,11 +625,31 @@ impl<'p> Verifier<'p> {
         if swapped.is_some_and(|w| squash(&w) == squash(shown)) {
             return "it might be false on this path".to_string();
         }
-        match flipped.or_else(|| read(t)) {
+        let why = match flipped.or_else(|| read(t)) {
             Some(r) if squash(&r) != squash(shown) => {
                 format!("on this path it reads `{r}`, which might be false")
             }
             _ => "it might be false on this path".to_string(),
+        };
+        format!("{why}{}", self.unconstrained_note(t))
+    }
+
+    /// `; `s` is changed by a loop ...` when `t` reads a value a loop gave a local its
+    /// invariants do not mention (the usual reason such a check fails); else empty.
+    pub fn unconstrained_note(&self, t: &Term) -> String {
+        let mut locals: Vec<&String> =
+            t.symbols().iter().filter_map(|x| self.made.unconstrained.get(x)).collect();
+        locals.sort();
+        locals.dedup();
+        match locals.as_slice() {
+            [] => String::new(),
+            [x] => format!(
+                "; `{x}` is changed by a loop whose invariants do not mention it, so nothing is known of its value there"
+            ),
+            xs => format!(
+                "; {} are changed by a loop whose invariants do not mention them, so nothing is known of their values there",
+                xs.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ")
+            ),
         }
     }
 
