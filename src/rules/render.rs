@@ -344,6 +344,6 @@ mod tests {
         let names = Names::new(&prog, &s, &["this".to_string()]);
         let goal = Term::eq(Term::add(v0.clone(), i1.clone()), now.clone());
         assert_eq!(names.render(&goal), None);
-        assert_eq!(names.render_here(&goal).as_deref(), Some("old(this.n) + i == this.n"));
+        assert_eq!(names.render_here(&goal).as_deref(), Some("this.n == old(this.n) + i"));
     }
 }
