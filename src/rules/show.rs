@@ -480,7 +480,7 @@ fn show_seq(l: &str, elem: Sort, vals: &[Option<String>]) -> Option<String> {
     let scalar = matches!(elem, Sort::Int | Sort::Bool);
     if scalar && n <= SEQ_SHOWN {
         let elems: Option<Vec<String>> =
-            vals[1..=n].iter().map(|x| x.as_deref().map(readable_int)).collect();
+            vals.get(1..=n)?.iter().map(|x| x.as_deref().map(readable_int)).collect();
         if let Some(elems) = elems {
             let ty = if elem == Sort::Int { "int" } else { "bool" };
             return Some(if n == 0 {
