@@ -62,7 +62,8 @@ fn grammar_words(v: &Value, out: &mut Vec<String>) {
 #[test]
 fn the_vscode_manifest_and_grammar_are_complete() {
     let manifest = read_json(&vscode().join("package.json"));
-    assert!(manifest["repository"]["url"].is_string(), "no repository: {manifest}");
+    // The source tree has no public address: no invented `repository` URL.
+    assert!(manifest.get("repository").is_none(), "an invented repository: {manifest}");
     assert_eq!(manifest["license"], "MIT OR Apache-2.0");
     assert!(manifest["engines"]["vscode"].is_string());
     assert!(vscode().join("LICENSE").exists() && vscode().join("README.md").exists());
@@ -194,7 +195,7 @@ fn the_vsix_packages() {
     let vsix = d.join("idf-verify.vsix");
     let out = Command::new(&vsce)
         .current_dir(vscode())
-        .args(["package", "--no-dependencies"])
+        .args(["package", "--no-dependencies", "--allow-missing-repository"])
         .arg("--out")
         .arg(&vsix)
         .output()

@@ -5,42 +5,20 @@
 //! and only then. Bless changes with `INSTA_UPDATE=always cargo test --test messages`
 //! after reading the diff.
 
-use codespan_reporting::files::SimpleFile;
-use codespan_reporting::term;
-use idf_verify::guard::with_big_stack;
+#[path = "common/diagnostics.rs"]
+#[macro_use]
+mod diagnostics;
+
+use diagnostics::verified;
 use idf_verify::pipeline::fix;
-use idf_verify::report::Lines;
-use idf_verify::report::human::verification_diagnostic;
-use idf_verify::source::{front_end, select_members};
-use idf_verify::verify::{Config, MemberResult, verify_member};
+use idf_verify::source::front_end;
+use idf_verify::verify::Config;
 
 const SOURCE: &str = include_str!("messages/mistakes.jv");
 
-/// Member `name` of `text` verified (with fixes suggested, as the command line does).
-fn verified(text: &str, name: &str, config: &Config) -> MemberResult {
-    let text = text.to_string();
-    let (name, config) = (name.to_string(), config.clone());
-    with_big_stack(move || {
-        let prog = front_end(&text).expect("well-formed");
-        let (m, _) =
-            select_members(&prog, std::slice::from_ref(&name)).into_iter().next().expect("member");
-        let mut r = verify_member(&prog, m, &config).expect("no internal error");
-        fix::suggest(&prog, &text, &mut r, &config);
-        r
-    })
-}
-
 /// The rendered errors of member `name` of the mistakes file.
 fn rendered_with(name: &str, config: &Config) -> String {
-    let r = verified(SOURCE, name, config);
-    let file = SimpleFile::new("mistakes.jv", SOURCE);
-    let lines = Lines::new(SOURCE);
-    let mut out = String::new();
-    for e in &r.errors {
-        let d = verification_diagnostic(e, &lines);
-        term::emit_to_string(&mut out, &term::Config::default(), &file, &d).expect("render");
-    }
-    out
+    diagnostics::rendered("mistakes.jv", SOURCE, name, config)
 }
 
 fn rendered(name: &str) -> String {
@@ -59,6 +37,12 @@ const SOLVER_WORDS: &[&str] = &[
     "first(",
     "second(",
     "path condition",
+    "!val!",
+    "Seq(",
+    "Int)",
+    "i#",
+    "≤",
+    "∧",
 ];
 
 fn assert_plain(text: &str) {
@@ -67,38 +51,32 @@ fn assert_plain(text: &str) {
     }
 }
 
-macro_rules! snapshot {
-    ($test:ident, $member:literal, $id:literal) => {
-        #[test]
-        fn $test() {
-            let text = rendered($member);
-            assert!(text.contains(concat!("error[", $id, "]")), "{text}");
-            assert_plain(&text);
-            insta::assert_snapshot!(text);
-        }
-    };
-}
-
-snapshot!(pure_method_without_permission, "Account.get", "not.wellformed");
-snapshot!(missing_acc_in_the_precondition, "Account.missingAcc", "insufficient.permission");
-snapshot!(wrong_postcondition, "Account.wrongPost", "postcondition.violated");
-snapshot!(postcondition_names_the_return, "Account.twoReturns", "postcondition.violated");
-snapshot!(predicate_not_closed, "Account.notClosed", "postcondition.violated");
-snapshot!(close_fails, "Account.closeFails", "close.failed");
-snapshot!(open_without_instance, "Account.openMissing", "open.failed");
-snapshot!(null_receiver, "Account.nullReceiver", "receiver.null");
-snapshot!(call_without_permission, "Account.callWithout", "call.precondition");
-snapshot!(assert_after_a_call, "Account.afterCall", "assert.failed");
-snapshot!(invariant_not_preserved, "Account.loop", "invariant.not.preserved");
-snapshot!(invariant_not_established, "Account.noEntry", "invariant.not.established");
-snapshot!(loop_without_bound, "Account.count", "postcondition.violated");
-snapshot!(pure_calls_by_name, "Account.pureAdd", "postcondition.violated");
-snapshot!(half_permission_write, "Account.halfWrite", "insufficient.permission");
-snapshot!(division_by_zero, "Account.divide", "division.by.zero");
-snapshot!(index_out_of_bounds, "Account.outOfBounds", "index.out.of.bounds");
-snapshot!(join_failed, "Account.joined", "join.failed");
-snapshot!(unframed_contract, "Account.badContract", "not.wellformed");
-snapshot!(permission_given_back, "Keeper.bump", "insufficient.permission");
+snapshot!(assert_plain; pure_method_without_permission, "Account.get", "not.wellformed");
+snapshot!(assert_plain; missing_acc_in_the_precondition, "Account.missingAcc", "insufficient.permission");
+snapshot!(assert_plain; wrong_postcondition, "Account.wrongPost", "postcondition.violated");
+snapshot!(assert_plain; postcondition_names_the_return, "Account.twoReturns", "postcondition.violated");
+snapshot!(assert_plain; predicate_not_closed, "Account.notClosed", "postcondition.violated");
+snapshot!(assert_plain; close_fails, "Account.closeFails", "close.failed");
+snapshot!(assert_plain; open_without_instance, "Account.openMissing", "open.failed");
+snapshot!(assert_plain; null_receiver, "Account.nullReceiver", "receiver.null");
+snapshot!(assert_plain; call_without_permission, "Account.callWithout", "call.precondition");
+snapshot!(assert_plain; assert_after_a_call, "Account.afterCall", "assert.failed");
+snapshot!(assert_plain; invariant_not_preserved, "Account.loop", "invariant.not.preserved");
+snapshot!(assert_plain; invariant_not_established, "Account.noEntry", "invariant.not.established");
+snapshot!(assert_plain; loop_without_bound, "Account.count", "postcondition.violated");
+snapshot!(assert_plain; pure_calls_by_name, "Account.pureAdd", "postcondition.violated");
+snapshot!(assert_plain; half_permission_write, "Account.halfWrite", "insufficient.permission");
+snapshot!(assert_plain; division_by_zero, "Account.divide", "division.by.zero");
+snapshot!(assert_plain; index_out_of_bounds, "Account.outOfBounds", "index.out.of.bounds");
+snapshot!(assert_plain; join_failed, "Account.joined", "join.failed");
+snapshot!(assert_plain; unframed_contract, "Account.badContract", "not.wellformed");
+snapshot!(assert_plain; permission_given_back, "Keeper.bump", "insufficient.permission");
+snapshot!(assert_plain; loop_without_permission, "Loops.sum", "insufficient.permission");
+snapshot!(assert_plain; loop_locals_by_name, "Loops.steps", "postcondition.violated");
+snapshot!(assert_plain; index_is_a_parameter, "Loops.at", "index.out.of.bounds");
+snapshot!(assert_plain; sequence_assert, "Loops.pushed", "assert.failed");
+snapshot!(assert_plain; local_in_step_with_the_counter, "Loops.inStep", "postcondition.violated");
+snapshot!(assert_plain; segment_not_held, "Segments.lower", "call.precondition");
 
 #[test]
 fn values_are_shown_in_terms_of_the_inputs() {
@@ -108,6 +86,33 @@ fn values_are_shown_in_terms_of_the_inputs() {
     assert!(
         rendered("Account.wrongPost").contains("the end of the body reaches the postcondition")
     );
+}
+
+#[test]
+fn a_loops_locals_are_named_and_comparisons_read_the_way_they_are_written() {
+    let text = rendered("Loops.steps");
+    assert!(text.contains("on this path it reads `k + i > n`"), "{text}");
+    let text = rendered("Loops.inStep");
+    assert!(text.contains("on this path it reads `j == n`"), "{text}");
+    // Why `j` is unknown after the loop: no invariant mentions it.
+    assert!(text.contains("`j` is changed by a loop whose invariants do not mention it"), "{text}");
+    assert!(!text.contains("`i` is changed"), "{text}");
+    // `y == 3` read as `3 == y` says nothing more: no reading is shown.
+    assert!(!rendered("Account.halfWrite").contains("it reads"));
+}
+
+#[test]
+fn a_sequence_in_a_counterexample_is_shown_by_its_elements() {
+    let config = Config { counterexample: true, ..Config::default() };
+    let text = rendered_with("Loops.pushed", &config);
+    assert!(text.contains("s = seq(1, 2, 3)"), "{text}");
+    assert_plain(&text);
+}
+
+#[test]
+fn a_write_with_a_fraction_says_it_needs_write() {
+    let text = rendered("Account.halfWrite");
+    assert!(text.contains("less than `write`, the full permission a write needs"), "{text}");
 }
 
 #[test]
@@ -151,6 +156,10 @@ fn each_fix_kind_is_offered_when_it_works_and_the_fixed_member_verifies() {
         ("Account.callWithout", "add `requires acc(b.n);` to the precondition"),
         ("Account.nullReceiver", "add `requires x != null;` to the precondition"),
         ("Account.count", "add `invariant i <= n;` to the loop"),
+        ("Account.divide", "add `requires b != 0;` to the precondition"),
+        ("Loops.sum", "add `invariant acc(this.total);` to the loop"),
+        ("Loops.at", "add `requires 0 <= i && i < a.length;` to the precondition"),
+        ("Loops.inStep", "add `invariant j == i;` to the loop"),
         (
             "Keeper.bump",
             "add `requires acc(this.b);` to the precondition and `ensures acc(this.b);` to the postcondition",

@@ -1,7 +1,9 @@
 //! Suggested fixes: for a failed member, mechanical edits of the source (a missing
 //! `acc(e.f)` in the precondition, and in the postcondition to give it back; a
-//! `requires x != null`; a loop `invariant` bounding its counter; an `open` or a
-//! `close` when inference is off), each offered only after it was verified to work.
+//! `requires x != null`; a `requires` that a divisor is not zero or an index in
+//! bounds, when it is a parameter; a loop `invariant` bounding its counter, or
+//! carrying a permission the loop body lacks; an `open` or a `close` when inference
+//! is off), each offered only after it was verified to work.
 //!
 //! A candidate is applied to the source text, the front end runs on the result, and
 //! the member alone is verified again (with the vacuity check, so a fix that makes the
@@ -181,7 +183,7 @@ fn candidates(
                 t.contains("acc(") || t.contains(&loc)
             });
             let both = if method && let Some(post) = clause(text, m, "ensures", &acc) {
-                let mut edits = vec![pre, post];
+                let mut edits = vec![pre.clone(), post];
                 edits.sort_by_key(|(s, _)| s.start);
                 Some(Fix {
                     message: format!(
@@ -192,6 +194,27 @@ fn candidates(
             } else {
                 None
             };
+            // Inside a loop, the loop's invariant must carry the permission through
+            // (the loop body sees only what the invariant gives it).
+            if let Some(inv) =
+                innermost_loop(m, e.span).and_then(|l| loop_invariant(text, &l, &acc))
+            {
+                let with_pre = {
+                    let mut edits = vec![inv.clone(), pre.clone()];
+                    edits.sort_by_key(|(s, _)| s.start);
+                    Fix {
+                        message: format!(
+                            "add `requires {acc};` to the precondition and `invariant {acc};` to the loop"
+                        ),
+                        edits,
+                    }
+                };
+                out.push(Fix {
+                    message: format!("add `invariant {acc};` to the loop"),
+                    edits: vec![inv],
+                });
+                out.push(with_pre);
+            }
             match both {
                 Some(both) if gives_back => out.extend([both, pre_only]),
                 Some(both) => out.extend([pre_only, both]),
@@ -209,6 +232,31 @@ fn candidates(
             message: format!("add `requires {x} != null;` to the precondition"),
             edits: vec![pre],
         });
+    }
+    // A divisor, or an index, that is a parameter the caller may choose badly.
+    if e.id == "division.by.zero"
+        && let Some(d) = quoted(&e.message)
+        && is_param(m, &d)
+        && let Some(pre) = clause(text, m, "requires", &format!("{d} != 0"))
+    {
+        out.push(Fix {
+            message: format!("add `requires {d} != 0;` to the precondition"),
+            edits: vec![pre],
+        });
+    }
+    if e.id == "index.out.of.bounds"
+        && let Some((a, i)) = quoted(&e.message).as_deref().and_then(array_index)
+        && is_param(m, &i)
+        && innermost_loop(m, e.span).is_none()
+    {
+        // After the other `requires` clauses: they may say that the array is not null.
+        let bound = format!("0 <= {i} && {i} < {a}.length");
+        if let Some(pre) = last_requires(text, m, &bound) {
+            out.push(Fix {
+                message: format!("add `requires {bound};` to the precondition"),
+                edits: vec![pre],
+            });
+        }
     }
     // A predicate instance the postcondition wants, not closed (inference off).
     if !config.infer
@@ -229,7 +277,8 @@ fn candidates(
             edits: vec![ins],
         });
     }
-    // A loop invariant that does not bound the loop's counter.
+    // A loop invariant that does not bound the loop's counter, or does not say what
+    // a local changed in step with the counter holds.
     if method
         && matches!(
             e.id,
@@ -241,39 +290,220 @@ fn candidates(
         && let Body::Block(b) = &m.body
     {
         let mut loops = vec![];
-        crate::syntax::ast::each_stmt(&b.stmts, &mut |st: &Stmt| {
+        each_loop(&b.stmts, &mut |before, st| {
             if let StmtKind::While { cond, invariants, body } = &st.kind {
-                loops.push((cond.clone(), invariants.clone(), body.span, st.span));
+                loops.push((
+                    before.to_vec(),
+                    cond.clone(),
+                    invariants.clone(),
+                    body.clone(),
+                    st.span,
+                ));
             }
         });
-        for (cond, invs, body, whole) in loops {
+        for (before, cond, invs, body, whole) in loops {
             // Only loops the failing path went through: the failure is in the loop or
             // after it, or is the postcondition.
             if e.id != "postcondition.violated" && e.span.end <= whole.start {
                 continue;
             }
-            if let Some(inv) = counter_bound(&cond)
-                && !invs.iter().any(|i| crate::rules::show::expr(i) == inv)
-            {
-                let anchor = invs
-                    .first()
-                    .and_then(|i| keyword_before(text, i.span.start as usize, "invariant"))
-                    .unwrap_or(body.start as usize);
-                let ins = insert_at(
-                    text,
-                    anchor,
-                    &format!("invariant {inv};"),
-                    anchor == body.start as usize,
-                );
-                out.push(Fix {
-                    message: format!("add `invariant {inv};` to the loop"),
-                    edits: vec![ins],
-                });
-                break;
+            let l = Loop { invariants: invs.clone(), body: body.span };
+            let has = |inv: &str| invs.iter().any(|i| crate::rules::show::expr(i) == inv);
+            let bound = counter_bound(&cond).filter(|inv| !has(inv));
+            let steps: Vec<String> = induction_invariants(&before, &cond, &body)
+                .into_iter()
+                .filter(|i| !has(i))
+                .collect();
+            let steps = (!steps.is_empty()).then(|| steps.join(" && "));
+            let mut add = |inv: String| {
+                if let Some(ins) = loop_invariant(text, &l, &inv) {
+                    out.push(Fix {
+                        message: format!("add `invariant {inv};` to the loop"),
+                        edits: vec![ins],
+                    });
+                }
+            };
+            match (bound, steps) {
+                (None, None) => continue,
+                (Some(b), None) => add(b),
+                (None, Some(s)) => add(s),
+                (Some(b), Some(s)) => {
+                    add(b.clone());
+                    add(s.clone());
+                    add(format!("{b} && {s}"));
+                }
             }
+            break;
         }
     }
     out
+}
+
+/// Call `f` on every statement, with the statements before it in its own block.
+fn each_loop<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a [Stmt], &'a Stmt)) {
+    for (k, st) in stmts.iter().enumerate() {
+        f(&stmts[..k], st);
+        match &st.kind {
+            StmtKind::If { then, els, .. } => {
+                each_loop(&then.stmts, f);
+                if let Some(e) = els {
+                    each_loop(std::slice::from_ref(&**e), f);
+                }
+            }
+            StmtKind::While { body, .. } => each_loop(&body.stmts, f),
+            StmtKind::Block(b) => each_loop(&b.stmts, f),
+            _ => {}
+        }
+    }
+}
+
+/// The local a statement assigns, and by how much when it is a step `x = x + c;`
+/// or `x = x - c;` (`c` a literal).
+fn assigned(st: &Stmt) -> Option<(String, Option<i64>)> {
+    let StmtKind::Assign { lhs, rhs } = &st.kind else { return None };
+    let x = local_name(lhs)?;
+    let step = match rhs {
+        crate::syntax::ast::Rhs::Expr(Expr { kind: ExprKind::Binary { op, l, r }, .. }) => {
+            match (op, local_name(l), &r.kind) {
+                (crate::syntax::ast::BinOp::Add, Some(y), ExprKind::Int(c)) if y == x => Some(*c),
+                (crate::syntax::ast::BinOp::Sub, Some(y), ExprKind::Int(c)) if y == x => {
+                    c.checked_neg()
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    Some((x, step))
+}
+
+fn local_name(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Local(x) | ExprKind::Name(x) => Some(x.clone()),
+        _ => None,
+    }
+}
+
+/// The expression local `x` was declared with among `before` (its block's statements
+/// before the loop), when nothing there assigns it afterwards.
+fn initial(before: &[Stmt], x: &str) -> Option<Expr> {
+    let k = before
+        .iter()
+        .rposition(|st| matches!(&st.kind, StmtKind::Local { name, .. } if name.name == x))?;
+    let StmtKind::Local { init: Some(crate::syntax::ast::Rhs::Expr(e)), .. } = &before[k].kind
+    else {
+        return None;
+    };
+    let mut changed = false;
+    crate::syntax::ast::each_stmt(&before[k + 1..], &mut |st: &Stmt| {
+        changed |= assigned(st).is_some_and(|(y, _)| y == x);
+    });
+    (!changed).then(|| e.clone())
+}
+
+/// For each local `x` that the loop's body steps once by `x = x ± c;` beside its
+/// counter's `i = i + 1;` (the loop `while (i < n)`), the invariant relating `x` to
+/// the counter from their initial values (`j == i`, `k == n - i`): a loop keeps it,
+/// and a proof after the loop needs it to know `x`.
+fn induction_invariants(
+    before: &[Stmt],
+    cond: &Expr,
+    body: &crate::syntax::ast::Block,
+) -> Vec<String> {
+    let ExprKind::Binary { op: crate::syntax::ast::BinOp::Lt, l, .. } = &cond.kind else {
+        return vec![];
+    };
+    let Some(i) = local_name(l) else { return vec![] };
+    let mut all = vec![];
+    crate::syntax::ast::each_stmt(&body.stmts, &mut |st: &Stmt| {
+        if let Some((x, _)) = assigned(st) {
+            all.push(x);
+        }
+    });
+    let once = |x: &str| all.iter().filter(|y| *y == x).count() == 1;
+    let steps: Vec<(String, i64)> = body
+        .stmts
+        .iter()
+        .filter_map(assigned)
+        .filter_map(|(x, c)| Some((x, c?)))
+        .filter(|(x, _)| once(x))
+        .collect();
+    if !steps.contains(&(i.clone(), 1)) {
+        return vec![];
+    }
+    let shown = |x: &str| -> Option<String> {
+        let e = initial(before, x)?;
+        let t = crate::rules::show::expr(&e);
+        // The initial value must not read what the loop changes.
+        let words: Vec<&str> = t.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+        (!words.iter().any(|w| all.iter().any(|y| y == w))).then_some(t)
+    };
+    let Some(i0) = shown(&i) else { return vec![] };
+    let delta = if i0 == "0" { i.clone() } else { format!("({i} - {i0})") };
+    let mut out = vec![];
+    for (x, c) in steps {
+        if x == i {
+            continue;
+        }
+        let Some(x0) = shown(&x) else { continue };
+        let term = match c.abs() {
+            1 => delta.clone(),
+            k => format!("{k} * {delta}"),
+        };
+        let sign = if c < 0 { "-" } else { "+" };
+        let rhs = match (x0.as_str(), c < 0) {
+            ("0", false) => term,
+            ("0", true) => format!("-{term}"),
+            (x0, _) if x0.contains(' ') => format!("({x0}) {sign} {term}"),
+            (x0, _) => format!("{x0} {sign} {term}"),
+        };
+        out.push(format!("{x} == {rhs}"));
+    }
+    out
+}
+
+/// A loop: its invariants and the span of its body.
+struct Loop {
+    invariants: Vec<Expr>,
+    body: Span,
+}
+
+/// The innermost loop of `m` whose body holds `at`.
+fn innermost_loop(m: &crate::syntax::ast::Member, at: Span) -> Option<Loop> {
+    let Body::Block(b) = &m.body else { return None };
+    let mut best: Option<Loop> = None;
+    crate::syntax::ast::each_stmt(&b.stmts, &mut |st: &Stmt| {
+        if let StmtKind::While { invariants, body, .. } = &st.kind
+            && body.span.start <= at.start
+            && at.end <= body.span.end
+            && best.as_ref().is_none_or(|l| l.body.start <= body.span.start)
+        {
+            best = Some(Loop { invariants: invariants.clone(), body: body.span });
+        }
+    });
+    best
+}
+
+/// The edit adding `invariant what;` to loop `l`, before its other invariants (so it
+/// frames them).
+fn loop_invariant(text: &str, l: &Loop, what: &str) -> Option<(Span, String)> {
+    let anchor = match l.invariants.first() {
+        Some(i) => keyword_before(text, i.span.start as usize, "invariant")?,
+        None => l.body.start as usize,
+    };
+    Some(insert_at(text, anchor, &format!("invariant {what};"), anchor == l.body.start as usize))
+}
+
+/// Is `x` a parameter of `m`?
+fn is_param(m: &crate::syntax::ast::Member, x: &str) -> bool {
+    m.params.iter().any(|p| p.name.name == x)
+}
+
+/// `("a", "i")` for the quoted access `a[i]` of a parameter-like array and index.
+fn array_index(s: &str) -> Option<(String, String)> {
+    let (a, rest) = s.split_once('[')?;
+    let i = rest.strip_suffix(']')?;
+    (is_path(a) && is_ident(i)).then(|| (a.to_string(), i.to_string()))
 }
 
 /// The loop `while (i < n)` keeps `i <= n` when it counts up by one: the invariant a
@@ -364,6 +594,20 @@ fn clause(
         None => (body_start(text, m)?, true),
     };
     Some(insert_at(text, anchor, &format!("{kw} {body};"), is_body))
+}
+
+/// The edit adding `requires clause;` to member `m` after its other `requires`
+/// clauses: before its first `ensures`, or its body.
+fn last_requires(text: &str, m: &crate::syntax::ast::Member, body: &str) -> Option<(Span, String)> {
+    let (anchor, is_body) = match m
+        .ensures
+        .first()
+        .and_then(|e| keyword_before(text, e.span.start as usize, "ensures"))
+    {
+        Some(a) => (a, false),
+        None => (body_start(text, m)?, true),
+    };
+    Some(insert_at(text, anchor, &format!("requires {body};"), is_body))
 }
 
 /// Where the body's `{` is.

@@ -507,7 +507,8 @@ impl<'p> Verifier<'p> {
                         }
                         Lookup::Unknown => v.fail_unknown(&s, lhs.span),
                         Lookup::NotFound => {
-                            let what = v.missing_field_message(&s, lhs, &ChunkKind::Array, &ta);
+                            let what =
+                                for_write(v.missing_field_message(&s, lhs, &ChunkKind::Array, &ta));
                             v.fail(&s, lhs.span, "insufficient.permission", what)
                         }
                     }
@@ -549,7 +550,7 @@ impl<'p> Verifier<'p> {
                         v.write_field(s, t.clone(), name.clone(), val.clone(), lhs, depth + 1, q)
                     });
                 }
-                let what = self.missing_field_message(&s, lhs, &kind, &t);
+                let what = for_write(self.missing_field_message(&s, lhs, &kind, &t));
                 self.fail(&s, lhs.span, "insufficient.permission", what);
             }
         }
@@ -828,6 +829,11 @@ impl<'p> Verifier<'p> {
     ) {
         let mut assigned = BTreeSet::new();
         assigned_in(&body.stmts, &mut assigned);
+        // The locals no invariant mentions (for messages about their values).
+        let mut mentioned = BTreeSet::new();
+        for i in invs {
+            names_in(i, &mut mentioned);
+        }
         self.consume_with(
             Mode::Consume { id: "invariant.not.established", call: None },
             s,
@@ -840,6 +846,9 @@ impl<'p> Verifier<'p> {
                 for x in &assigned {
                     if let Some(t) = havocked.get(x).cloned() {
                         let f = v.fresh(x, t.sort());
+                        if !mentioned.contains(x) {
+                            v.made.unconstrained.insert(f.clone(), x.clone());
+                        }
                         v.assume_local_typed(x, &f);
                         havocked.set(x, f);
                     }
@@ -1038,4 +1047,23 @@ fn declared_sort(stmts: &[Stmt], x: &str) -> Option<Sort> {
         StmtKind::Local { ty, name, .. } if name.name == x => Some(sort_of(ty)),
         _ => None,
     })
+}
+
+/// The names `e` reads (locals, parameters, and bare names of fields).
+fn names_in(e: &Expr, out: &mut BTreeSet<String>) {
+    if let ExprKind::Local(x) | ExprKind::Name(x) = &e.kind {
+        out.insert(x.clone());
+    }
+    for c in e.children() {
+        names_in(c, out);
+    }
+}
+
+/// A missing-permission message for a write: a write needs the whole location, so
+/// "less than needed" is said as "less than `write`".
+fn for_write(what: String) -> String {
+    what.replace(
+        "might be less than needed",
+        "might be less than `write`, the full permission a write needs",
+    )
 }

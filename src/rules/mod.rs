@@ -46,7 +46,7 @@ pub mod show;
 use crate::decider::{Answer, Decider};
 use crate::rules::result::{Config, TraceEntry, VerificationError};
 use crate::state::State;
-use crate::state::term::{Sort, Term};
+use crate::state::term::{Op, Sort, Term};
 use crate::syntax::ast::{Program, Span, Type};
 use info::Info;
 use std::cell::RefCell;
@@ -295,6 +295,9 @@ pub struct Made {
     /// only from symbols older than an allocated object denotes an object that existed
     /// before it, so not that one.
     pub(in crate::rules) births: crate::state::term::TermMap<Term, u64>,
+    /// The values a loop gives the locals it assigns and its invariants do not
+    /// mention, by the local's name: a message about one says why it is unknown.
+    pub(in crate::rules) unconstrained: crate::state::term::TermMap<Term, String>,
 }
 
 /// Pure methods' definitions (translated by the translator) and the axiom instances
@@ -433,6 +436,7 @@ impl<'p> Verifier<'p> {
                 chunk_refs_seen: Default::default(),
                 allocations: Vec::new(),
                 births: Default::default(),
+                unconstrained: Default::default(),
             },
             axioms: Axioms {
                 defs,
@@ -598,12 +602,63 @@ impl<'p> Verifier<'p> {
         if t.is_false() {
             return "it is false on this path".to_string();
         }
-        let squash = |x: &str| x.chars().filter(|c| !c.is_whitespace()).collect::<String>();
-        match self.names(s).render(t) {
+        // Said the way the conjunct says it: `this.` and spaces aside, the same text
+        // says nothing more.
+        let squash = |x: &str| {
+            x.replace("this.", "").chars().filter(|c| !c.is_whitespace()).collect::<String>()
+        };
+        let names = self.names(s);
+        let read = |t: &Term| names.render(t).or_else(|| names.render_here(t));
+        // A comparison the way round the conjunct writes it: `result > n` reads
+        // `k + i > n`, not `n < k + i`.
+        let (lt, le) = (shown.contains(" < ") || shown.contains(" <= "), shown.contains(" >= "));
+        let flip = match t.op() {
+            Op::Lt if shown.contains(" > ") && !lt => Some(">"),
+            Op::Le if le && !lt => Some(">="),
+            _ => None,
+        };
+        let flipped = flip.and_then(|op| {
+            let a = t.args();
+            Some(format!("{} {op} {}", read(&a[1])?, read(&a[0])?))
+        });
+        // `3 == y` is the conjunct `y == 3`, `5 != i` is `i != 5`.
+        let swap = |t: &Term, op: &str| {
+            let a = t.args();
+            read(&a[1]).zip(read(&a[0])).map(|(b, a)| format!("{b} {op} {a}"))
+        };
+        let swapped = match t.op() {
+            Op::Eq => swap(t, "=="),
+            Op::Not if t.args()[0].op() == &Op::Eq => swap(&t.args()[0], "!="),
+            _ => None,
+        };
+        if swapped.is_some_and(|w| squash(&w) == squash(shown)) {
+            return "it might be false on this path".to_string();
+        }
+        let why = match flipped.or_else(|| read(t)) {
             Some(r) if squash(&r) != squash(shown) => {
                 format!("on this path it reads `{r}`, which might be false")
             }
             _ => "it might be false on this path".to_string(),
+        };
+        format!("{why}{}", self.unconstrained_note(t))
+    }
+
+    /// `; `s` is changed by a loop ...` when `t` reads a value a loop gave a local its
+    /// invariants do not mention (the usual reason such a check fails); else empty.
+    pub fn unconstrained_note(&self, t: &Term) -> String {
+        let mut locals: Vec<&String> =
+            t.symbols().iter().filter_map(|x| self.made.unconstrained.get(x)).collect();
+        locals.sort();
+        locals.dedup();
+        match locals.as_slice() {
+            [] => String::new(),
+            [x] => format!(
+                "; `{x}` is changed by a loop whose invariants do not mention it, so nothing is known of its value there"
+            ),
+            xs => format!(
+                "; {} are changed by a loop whose invariants do not mention them, so nothing is known of their values there",
+                xs.iter().map(|x| format!("`{x}`")).collect::<Vec<_>>().join(", ")
+            ),
         }
     }
 

@@ -48,7 +48,9 @@ impl<'a> Names<'a> {
             state.store.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         vars.sort_by(|a, b| a.0.cmp(&b.0));
         for (k, v) in &vars {
-            if k == "result" && n.current.contains_key(v) {
+            // `result` names only a value nothing else names, and never a compound
+            // (`k + i` says more than `result` in a message about `result`).
+            if k == "result" && (n.current.contains_key(v) || !v.args().is_empty()) {
                 continue;
             }
             n.current.entry(v.clone()).or_insert_with(|| k.clone());
@@ -98,6 +100,13 @@ impl<'a> Names<'a> {
     /// a receiver or a value; `None` when some part has no name.
     pub fn render_now(&self, t: &Term) -> Option<String> {
         self.render_in(t, true).filter(|s| !s.contains("old(")).or_else(|| self.render_in(t, false))
+    }
+
+    /// `t` in terms of the entry state where it can be, and of the variables and
+    /// fields of the current state elsewhere (`old(this.n) + i` for a loop's `i`):
+    /// what a check reads at the point where it fails.
+    pub fn render_here(&self, t: &Term) -> Option<String> {
+        self.render_in(t, false)
     }
 
     /// `t` rendered with the entry bindings only (`entry`), or with every binding.
@@ -329,5 +338,12 @@ mod tests {
         assert_eq!(names.render_now(&now).as_deref(), Some("this.n"));
         assert_eq!(names.render(&Term::var("i@1", Sort::Int)), None);
         assert_eq!(names.render_now(&Term::var("i@1", Sort::Int)), None);
+        // A loop's fresh value is named by the variable that holds it now.
+        let i1 = Term::var("i@1", Sort::Int);
+        s.set("i", i1.clone());
+        let names = Names::new(&prog, &s, &["this".to_string()]);
+        let goal = Term::eq(Term::add(v0.clone(), i1.clone()), now.clone());
+        assert_eq!(names.render(&goal), None);
+        assert_eq!(names.render_here(&goal).as_deref(), Some("this.n == old(this.n) + i"));
     }
 }

@@ -300,19 +300,13 @@ impl<'p> Verifier<'p> {
                 }
                 Err(true) => self.fail_unknown(&s, a.span),
                 Err(false) => {
-                    let what = format!(
-                        "no permission to all elements of `{}` at `{pi}` where `{c}` (i# the index)",
-                        crate::rules::show::expr(a)
-                    );
+                    let what = self.missing_elements(&s, a, &pi);
                     self.fail(&s, a.span, "insufficient.permission", what)
                 }
             };
         }
         if able.is_empty() {
-            let what = format!(
-                "no permission to all elements of `{}` at `{pi}` where `{c}` (i# the index)",
-                crate::rules::show::expr(a)
-            );
+            let what = self.missing_elements(&s, a, &pi);
             return self.fail(&s, a.span, "insufficient.permission", what);
         }
         // Take disjointly: chunk j gives where c holds and no earlier chunk covered.
@@ -375,6 +369,28 @@ impl<'p> Verifier<'p> {
     /// Every amount stays uniform over its condition. In the end every region must need
     /// nothing (one query). Returns what is left and the pieces the values come from;
     /// `Err(true)` when the solver gave up, `Err(false)` when some index is not held.
+    /// Why the quantified permission `a` (amount `pi`) cannot be consumed, in the
+    /// program's terms: some element of its range is held at less than it asks.
+    fn missing_elements(&self, s: &State, a: &Expr, pi: &Term) -> String {
+        let shown = crate::rules::show::expr(a);
+        if self.read_mode {
+            return format!(
+                "no permission to read every element of `{shown}`: some element in its range might not be held at all"
+            );
+        }
+        let amount = if pi.op() == &crate::state::term::Op::Rat(1, 1) || pi.as_int() == Some(1) {
+            "`write`".to_string()
+        } else {
+            match self.names(s).render_here(pi) {
+                Some(p) => format!("`{p}`"),
+                None => "the amount it asks for".to_string(),
+            }
+        };
+        format!(
+            "not enough permission to the elements of `{shown}`: some element in its range might be held at less than {amount}"
+        )
+    }
+
     fn take_indexwise(
         &mut self,
         h2: &Heap,

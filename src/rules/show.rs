@@ -299,11 +299,16 @@ pub fn counterexample(
     let mut labels = vec![];
     let mut terms = vec![];
     let mut classes = vec![];
+    // Sequences are shown by their elements or their length, read from the model
+    // (the solver's own name for a sequence value means nothing to the user).
+    let mut seqs: Vec<(String, Term)> = vec![];
     for (k, t) in &state.store {
-        if matches!(t.sort(), Sort::Int | Sort::Bool | Sort::Ref | Sort::Perm | Sort::Seq(_, 1)) {
+        if matches!(t.sort(), Sort::Int | Sort::Bool | Sort::Ref | Sort::Perm) {
             labels.push(k.to_string());
             terms.push(t.clone());
             classes.push(v.class_label(t));
+        } else if matches!(t.sort(), Sort::Seq(..)) {
+            seqs.push((k.to_string(), t.clone()));
         }
     }
     // Fields and pure calls by their source names; those the state gives no name
@@ -314,8 +319,15 @@ pub fn counterexample(
             && let Some(r) = names.render_now(r)
         {
             let short = name.rsplit('.').next().unwrap_or(name);
-            labels.push(format!("{r}.{short}"));
-            terms.push(c.value.clone());
+            match c.value.sort() {
+                Sort::Seq(..) => seqs.push((format!("{r}.{short}"), c.value.clone())),
+                Sort::Int | Sort::Bool | Sort::Ref | Sort::Perm => {
+                    labels.push(format!("{r}.{short}"));
+                    terms.push(c.value.clone());
+                }
+                // Values the program cannot name (snapshots, array contents).
+                _ => {}
+            }
         }
     }
     // Pure-method applications in the goal.
@@ -325,8 +337,12 @@ pub fn counterexample(
         if let Some(l) = names.render_now(&t).or_else(|| names.render(&t))
             && !terms.contains(&t)
         {
-            labels.push(l);
-            terms.push(t);
+            if matches!(t.sort(), Sort::Seq(..)) {
+                seqs.push((l, t));
+            } else if matches!(t.sort(), Sort::Int | Sort::Bool | Sort::Ref | Sort::Perm) {
+                labels.push(l);
+                terms.push(t);
+            }
         }
     }
     let shown = terms.len();
@@ -364,16 +380,12 @@ pub fn counterexample(
             _ => {}
         }
     }
-    // A sequence's value is an element of an uninterpreted sort to the solver: its
-    // length and first elements are asked for instead (one model answers all).
-    let mut seq_parts = vec![None; shown];
-    for (i, t) in terms.iter().take(shown).cloned().collect::<Vec<_>>().into_iter().enumerate() {
-        if let Sort::Seq(_, 1) = t.sort() {
-            seq_parts[i] = Some(terms.len());
-            terms.push(Term::seq_len(t.clone()));
-            for k in 0..SHOWN_ELEMENTS {
-                terms.push(Term::seq_at(t.clone(), Term::int(k as i64)));
-            }
+    // Each sequence's length and first elements, after everything else.
+    let seq_start = terms.len();
+    for (_, t) in &seqs {
+        terms.push(Term::seq_len(t.clone()));
+        for k in 0..SEQ_SHOWN {
+            terms.push(Term::seq_at(t.clone(), Term::int(k as i64)));
         }
     }
     // The model's element for `null` (the solver names every object alike).
@@ -381,6 +393,8 @@ pub fn counterexample(
     let mut values = v.dec.model_values(&Term::not(goal.clone()), &terms)?;
     terms.pop();
     let null = values.pop().flatten();
+    let seq_values = values.split_off(seq_start);
+    terms.truncate(seq_start);
     for (t, val) in terms.iter().zip(values.iter_mut()) {
         if t.sort() == Sort::Ref && val.is_some() && *val == null {
             *val = Some("null".to_string());
@@ -390,57 +404,33 @@ pub fn counterexample(
     // Objects are numbered in the order this counterexample first shows them (Z3's own
     // numbers depend on what else the solver saw).
     let mut objects: Vec<String> = vec![];
-    let mut readable = |sort: Sort, val: &String| -> String {
-        if sort == Sort::Ref {
-            if val == "null" {
-                val.clone()
-            } else {
-                let k = objects.iter().position(|o| o == val).unwrap_or_else(|| {
-                    objects.push(val.clone());
-                    objects.len() - 1
-                });
-                format!("object#{k}")
-            }
-        } else if sort == Sort::Perm {
-            readable_perm(val)
-        } else {
-            readable_int(val)
-        }
-    };
     for (i, ((l, t), val)) in labels.iter().zip(&terms).zip(&values).take(shown).enumerate() {
         if let Some(val) = val {
-            let val = match seq_parts[i] {
-                Some(at) => {
-                    // `seq(1, 2)`, or its first elements and its length when longer.
-                    let Some(n) = values[at].as_deref().and_then(|n| n.parse::<usize>().ok())
-                    else {
-                        continue;
-                    };
-                    let elem = t.sort().seq_elem();
-                    let mut parts = vec![];
-                    for k in 0..n.min(SHOWN_ELEMENTS) {
-                        match &values[at + 1 + k] {
-                            Some(x) => parts.push(readable(elem, x)),
-                            None => parts.push("?".to_string()),
-                        }
-                    }
-                    if n > SHOWN_ELEMENTS {
-                        format!("seq({}, …) (length {n})", parts.join(", "))
-                    } else {
-                        format!("seq({})", parts.join(", "))
-                    }
+            let val = if t.sort() == Sort::Ref {
+                if val == "null" {
+                    val.clone()
+                } else {
+                    let k = objects.iter().position(|o| o == val).unwrap_or_else(|| {
+                        objects.push(val.clone());
+                        objects.len() - 1
+                    });
+                    format!("object#{k}")
                 }
-                // Values of other sorts the solver cannot name in the program's terms.
-                None if matches!(t.sort(), Sort::Seq(..) | Sort::Snap | Sort::Arr(_)) => {
-                    continue;
-                }
-                None => readable(t.sort(), val),
+            } else if t.sort() == Sort::Perm {
+                readable_perm(val)
+            } else {
+                readable_int(val)
             };
             // The object's class, where the path condition says it (section 10).
             match classes.get(i).cloned().flatten() {
                 Some(c) if val != "null" => out.push(format!("{l} = {val} : {c}")),
                 _ => out.push(format!("{l} = {val}")),
             }
+        }
+    }
+    for ((l, t), vals) in seqs.iter().zip(seq_values.chunks(SEQ_SHOWN + 1)) {
+        if let Some(line) = show_seq(l, t.sort().seq_elem(), vals) {
+            out.push(line);
         }
     }
     let model = |i: usize| -> Option<ModelValue> {
@@ -487,9 +477,6 @@ pub fn counterexample(
     Some((out, v.member.map(|_| entry)))
 }
 
-/// How many elements of a sequence a counterexample shows.
-const SHOWN_ELEMENTS: usize = 6;
-
 /// Z3 prints negative numbers as `(- 1)`.
 /// A Z3 real (`(/ 3.0 4.0)`, `(- (/ 1.0 2.0))`, `1.0`) as a fraction (`3/4`, `-1/2`, `1`).
 fn readable_perm(v: &str) -> String {
@@ -512,6 +499,32 @@ fn readable_int(v: &str) -> String {
         Some(n) => format!("-{n}"),
         None => v.to_string(),
     }
+}
+
+/// How many elements of a sequence a counterexample lists; a longer one is shown by
+/// its length.
+const SEQ_SHOWN: usize = 4;
+
+/// `l = seq(1, 2)` for a short sequence of integers or booleans whose model gives its
+/// length and elements (`vals`: the length, then the first elements); `l.length = 7`
+/// for a longer one or one of other elements; nothing when the model has no length.
+fn show_seq(l: &str, elem: Sort, vals: &[Option<String>]) -> Option<String> {
+    let len = readable_int(vals.first()?.as_ref()?);
+    let n: usize = len.parse().ok()?;
+    let scalar = matches!(elem, Sort::Int | Sort::Bool);
+    if scalar && n <= SEQ_SHOWN {
+        let elems: Option<Vec<String>> =
+            vals.get(1..=n)?.iter().map(|x| x.as_deref().map(readable_int)).collect();
+        if let Some(elems) = elems {
+            let ty = if elem == Sort::Int { "int" } else { "bool" };
+            return Some(if n == 0 {
+                format!("{l} = seq<{ty}>()")
+            } else {
+                format!("{l} = seq({})", elems.join(", "))
+            });
+        }
+    }
+    Some(format!("{l}.length = {len}"))
 }
 
 /// The pure-method applications in `t` (a DAG: each node visited once).
