@@ -50,3 +50,19 @@ fn the_counterexample_shows_sequences_by_their_elements() {
     assert!(text.contains("t = seq(5, "), "{text}");
     assert!(!text.contains("!val!"), "{text}");
 }
+
+#[test]
+fn replaying_a_long_array_stops_within_its_budget_and_shows_a_short_input() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/debugging/long_replay.jv");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_idf-verify"))
+        .args(["--no-cache", "--no-fixes", "--counterexample", "--method", "Scan.firstIsPositive"])
+        .arg(file)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("error[assert.failed]"), "{text}");
+    assert!(text.contains("by execution from"), "{text}");
+    // An array of thousands of elements is shown by its first ones and its length.
+    assert!(text.contains("(length "), "{text}");
+    assert!(text.lines().all(|l| l.len() < 2_000), "{text}");
+}

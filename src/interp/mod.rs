@@ -416,8 +416,24 @@ pub fn run_member_with(
     inputs: &Inputs,
     limits: Limits,
 ) -> Outcome {
+    run_member_counted(program, member, inputs, limits).0
+}
+
+/// As [`run_member_with`], with the steps the run took (for a caller that shares one
+/// budget among many runs).
+pub fn run_member_counted(
+    program: &Program,
+    member: MemberRef,
+    inputs: &Inputs,
+    limits: Limits,
+) -> (Outcome, u64) {
     let mut it = Interp::new(program, inputs.heap.clone(), limits);
-    match grow(|| it.run(member, inputs)) {
+    let outcome = outcome_of(member, grow(|| it.run(member, inputs)));
+    (outcome, it.steps.get())
+}
+
+fn outcome_of(member: MemberRef, r: R<()>) -> Outcome {
+    match r {
         Ok(()) => Outcome::Passed,
         Err(Stop::Fail(f)) => Outcome::Failed(f),
         Err(Stop::Rejected(why)) => Outcome::Rejected(why),

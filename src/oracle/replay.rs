@@ -11,7 +11,7 @@
 //! at its default value, so "not reproduced" is an answer about that state only.
 
 use crate::interp::value::{Heap, Layout, ObjKind, Object};
-use crate::interp::{Inputs, Outcome, Value, line_of, run_member};
+use crate::interp::{Inputs, Limits, Outcome, Value, line_of, run_member_counted};
 use crate::syntax::ast::{MemberRef, Program, Type};
 use crate::verify::{EntryModel, MemberResult, ModelValue, PathInput, Replay};
 use num_bigint::BigInt;
@@ -225,6 +225,12 @@ fn build(
 /// Random completions tried when the model's state alone does not reproduce a failure.
 const COMPLETIONS: u64 = 200;
 
+/// Interpreter steps all the runs replaying one error may take together (each run
+/// also keeps its own budget): a loop over a large array costs a run its whole budget,
+/// and two hundred such runs took minutes. Counted in steps, not time, so that the
+/// same input gives the same report.
+const REPLAY_STEPS: u64 = 500_000;
+
 /// Replay every counterexample of a member's errors; `text` is the program's source.
 /// The model's state runs first, everything it does not give at its default; when
 /// that does not reproduce the failure, random completions of it (the model's values
@@ -235,7 +241,16 @@ pub fn replay_member(program: &Program, text: &str, result: &mut MemberResult) {
         let Some(entry) = &e.entry else { continue };
         let (exact, fixed, sized) = inputs_and_fixed(program, member, entry);
         let want = line_of(text, e.span);
-        let run = |inputs: &Inputs| match run_member(program, member, inputs) {
+        let spent = std::cell::Cell::new(0u64);
+        let run = |inputs: &Inputs| {
+            let left = REPLAY_STEPS.saturating_sub(spent.get());
+            let mut limits = Limits::default();
+            limits.steps = limits.steps.min(left);
+            let (outcome, steps) = run_member_counted(program, member, inputs, limits);
+            spent.set(spent.get().saturating_add(steps));
+            outcome
+        };
+        let run = |inputs: &Inputs| match run(inputs) {
             Outcome::Failed(f) => {
                 let line = line_of(text, f.span);
                 let same = f.id == e.id && line == want && f.member == member;
@@ -251,7 +266,7 @@ pub fn replay_member(program: &Program, text: &str, result: &mut MemberResult) {
         let mut shown = crate::oracle::testing::show_inputs(program, member, &exact);
         let mut rejected = outcome.starts_with("the state does not satisfy");
         for seed in 1..=COMPLETIONS {
-            if confirmed {
+            if confirmed || spent.get() >= REPLAY_STEPS {
                 break;
             }
             let mut inputs = exact.clone();

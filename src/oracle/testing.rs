@@ -136,6 +136,9 @@ pub fn note_failure(
     failures.sort_by_key(|e| (e.start, e.id));
 }
 
+/// How many elements of an array the inputs show.
+const SHOWN_ELEMENTS: usize = 16;
+
 /// The inputs of a run, readably: receiver, arguments, then every object.
 pub fn show_inputs(program: &Program, member: MemberRef, inputs: &Inputs) -> String {
     let m = &program.classes[member.class].members[member.member];
@@ -159,8 +162,16 @@ pub fn show_inputs(program: &Program, member: MemberRef, inputs: &Inputs) -> Str
             }
             ObjKind::Class(None) => "Object {}".to_string(),
             ObjKind::Array(t) => {
-                let elems: Vec<String> = obj.slots.iter().map(|v| v.to_string()).collect();
-                format!("{t}[] {{{}}}", elems.join(", "))
+                // A long array by its first elements and its length (a model may make
+                // thousands; nobody reads them in a message).
+                let n = obj.slots.len();
+                let elems: Vec<String> =
+                    obj.slots.iter().take(SHOWN_ELEMENTS).map(|v| v.to_string()).collect();
+                if n > SHOWN_ELEMENTS {
+                    format!("{t}[] {{{}, …}} (length {n})", elems.join(", "))
+                } else {
+                    format!("{t}[] {{{}}}", elems.join(", "))
+                }
             }
         };
         parts.push(format!("o{o} = {body}"));

@@ -979,7 +979,9 @@ fn stmt_head(st: &Stmt) -> String {
         }
         StmtKind::Call(c) => crate::rules::show::expr_checked(c),
         StmtKind::If { cond, .. } => format!("if ({})", crate::rules::show::expr_checked(cond)),
-        StmtKind::While { cond, .. } => format!("while ({})", crate::rules::show::expr_checked(cond)),
+        StmtKind::While { cond, .. } => {
+            format!("while ({})", crate::rules::show::expr_checked(cond))
+        }
         StmtKind::Assert(a) => format!("assert {}", crate::rules::show::expr_checked(a)),
         StmtKind::Open(c) => format!("open {}", crate::rules::show::expr_checked(c)),
         StmtKind::Close(c) => format!("close {}", crate::rules::show::expr_checked(c)),
@@ -997,7 +999,9 @@ fn rhs_text(rhs: &Rhs) -> String {
             let a: Vec<String> = args.iter().map(crate::rules::show::expr).collect();
             format!("new {}({})", class.name, a.join(", "))
         }
-        Rhs::NewArray { elem, len, .. } => format!("new {elem}[{}]", crate::rules::show::expr_checked(len)),
+        Rhs::NewArray { elem, len, .. } => {
+            format!("new {elem}[{}]", crate::rules::show::expr_checked(len))
+        }
     }
 }
 
