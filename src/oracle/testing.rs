@@ -154,7 +154,7 @@ pub fn show_inputs(program: &Program, member: MemberRef, inputs: &Inputs) -> Str
     for (p, v) in m.params.iter().zip(&inputs.args) {
         parts.push(format!("{} = {v}", p.name.name));
     }
-    let layout = crate::interp::value::Layout::new(program);
+    let layout = crate::interp::value::Layout::of(program);
     for (o, obj) in inputs.heap.objects.iter().enumerate() {
         let body = match &obj.kind {
             ObjKind::Class(Some(c)) => {
