@@ -256,7 +256,8 @@ fn documents_that_do_not_merge_are_refused() {
     };
     let error = serde_json::json!({"id": "assert.failed", "reason": "assertion.false",
         "message": "assertion might not hold", "line": 3, "column": 5});
-    let forged: [(&str, Box<dyn Fn(&mut Value)>, &str); 5] = [
+    type Change<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    let forged: [(&str, Change, &str); 5] = [
         ("version", Box::new(|d| d["version"] = serde_json::json!(2)), "version 1"),
         ("kind", Box::new(|m| m["kind"] = serde_json::json!("lemma")), "kind"),
         (

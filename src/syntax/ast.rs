@@ -94,6 +94,11 @@ impl Memo {
     }
 }
 
+// A held value is never changed after it is made, and a panic while making it leaves
+// the slot empty: a panic cannot leave a half-made value to be seen.
+impl std::panic::RefUnwindSafe for Memo {}
+impl std::panic::UnwindSafe for Memo {}
+
 impl Clone for Memo {
     fn clone(&self) -> Memo {
         Memo::default()
