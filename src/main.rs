@@ -258,14 +258,18 @@ fn test_main(cli: TestArgs) -> i32 {
         timeout: cli.timeout,
         save: cli.save,
         json: cli.format == TestFormat::Json,
+        stop: Some(&idf_verify::pipeline::INTERRUPTED),
     };
+    install_interrupt_handler();
     let (sum, written) = idf_verify::guard::with_big_stack(|| {
         let mut out = Recording { inner: std::io::stdout().lock(), error: None };
         let sum = idf_verify::oracle::testing::run_tests(&opts, &mut out);
         let flushed = out.flush();
         (sum, out.error.map_or(flushed, Err))
     });
-    let code = if sum.internal > 0 {
+    let code = if sum.interrupted {
+        idf_verify::pipeline::interrupted_status()
+    } else if sum.internal > 0 {
         3
     } else if sum.input_errors > 0 {
         2
@@ -446,9 +450,6 @@ fn install_interrupt_handler() {
     }
 }
 
-/// The terminating signal that stopped the run (0: none, or Ctrl-C).
-static SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
-
 #[cfg(unix)]
 extern "C" fn on_terminate(sig: libc::c_int) {
     use std::sync::atomic::Ordering::SeqCst;
@@ -456,16 +457,8 @@ extern "C" fn on_terminate(sig: libc::c_int) {
         // SAFETY: `_exit` is async-signal-safe.
         unsafe { libc::_exit(128 + sig) }
     }
-    SIGNAL.store(sig, SeqCst);
+    idf_verify::pipeline::SIGNAL.store(sig, SeqCst);
     idf_verify::pipeline::INTERRUPTED.store(true, SeqCst);
-}
-
-/// The exit status of an interrupted run: 128 + the signal's number.
-fn interrupted_status() -> i32 {
-    match SIGNAL.load(std::sync::atomic::Ordering::SeqCst) {
-        0 => 130,
-        sig => 128 + sig,
-    }
 }
 
 fn real_main() -> i32 {
@@ -636,7 +629,7 @@ fn verify_main(cli: VerifyArgs) -> i32 {
         (written, report::exit_code(&run))
     };
     let flushed = written.and_then(|()| out.flush()).and_then(|()| std::io::stdout().flush());
-    let code = if run.interrupted { interrupted_status() } else { code };
+    let code = if run.interrupted { idf_verify::pipeline::interrupted_status() } else { code };
     output_status(flushed, code)
 }
 

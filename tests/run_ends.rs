@@ -212,9 +212,13 @@ fn sigterm_and_sighup_report_what_finished() {
         } else if format == "json" {
             let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
             assert!(doc["summary"].is_object(), "{signal}: {text}");
+            assert_eq!(doc["summary"]["interrupted"], true, "{signal}: {text}");
         } else {
             let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
             assert!(doc["runs"][0]["results"].is_array(), "{signal}: {text}");
+            // The document states the status the process exits with.
+            let invocation = &doc["runs"][0]["invocations"][0];
+            assert_eq!(invocation["exitCode"], code, "{signal}: {text}");
         }
         let _ = std::fs::remove_dir_all(&d);
     }
@@ -240,4 +244,48 @@ fn a_member_that_could_not_be_stopped_is_not_run_again() {
     assert!(out.contains("solver query was abandoned"), "{out}");
     assert!(out.contains("not verified again"), "{out}");
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A member whose query Z3 works on for minutes unless interrupted (a product of four
+/// factors against a product of two primes), after quick ones.
+const HARD_LAST: &str = "class Q {\n  static void m(int y) requires y > 0; { assert y >= 1; }\n}\nclass N {\n  static void m(int x, int y, int z, int w)\n    requires x > 1 && y > 1 && z > 1 && w > 1;\n  {\n    assert x * y * z * w != 1000000016000000063;\n  }\n}\n";
+
+/// `idf-verify test` stops on SIGTERM and SIGHUP as verification does: the member under
+/// way is interrupted and left out, what finished is reported with its summary and
+/// `interrupted`, exit 128 + the signal's number.
+#[test]
+fn signals_stop_idf_verify_test_and_report_what_finished() {
+    use std::io::BufRead;
+    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+        let d = std::env::temp_dir().join(format!("idf-ends-{}-test{signal}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("hard.jv"), HARD_LAST).unwrap();
+        let mut child = Command::new(bin())
+            .arg("test")
+            .arg(&d)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        // Once the quick member is reported, the hard one is under way.
+        let mut first = String::new();
+        out.read_line(&mut first).unwrap();
+        assert!(first.contains("Q.m"), "{first}");
+        let _ =
+            Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
+        let mut rest = String::new();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = std::io::Read::read_to_string(&mut out, &mut rest);
+            let _ = tx.send((child.wait(), rest));
+        });
+        let (status, rest) = rx.recv_timeout(Duration::from_secs(60)).expect("exits");
+        assert_eq!(status.unwrap().code(), Some(code), "{signal}: {rest}");
+        assert!(!rest.contains("N.m"), "{signal}: {rest}");
+        assert!(rest.contains("1 members,"), "{signal}: {rest}");
+        assert!(rest.contains("interrupted: members that had not finished"), "{signal}: {rest}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
 }

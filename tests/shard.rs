@@ -191,7 +191,11 @@ fn documents_that_do_not_merge_are_refused() {
     let gap = dir.join("gap.json");
     std::fs::write(&gap, doc.to_string()).unwrap();
     let wrong_shape = dir.join("shape.json");
-    std::fs::write(&wrong_shape, r#"{"shard": {"index": 1, "count": 1, "files": [3]}}"#).unwrap();
+    std::fs::write(
+        &wrong_shape,
+        r#"{"version": 1, "shard": {"index": 1, "count": 1, "files": [3]}}"#,
+    )
+    .unwrap();
     let missing = dir.join("does-not-exist.json");
     // Counts no batch has (never a size to allocate by), and a status no run prints.
     let huge = dir.join("huge.json");
@@ -227,6 +231,65 @@ fn documents_that_do_not_merge_are_refused() {
     let member_time = dir.join("member-time.json");
     std::fs::write(&member_time, doc.to_string()).unwrap();
     numbers.push((vec![a.clone(), member_time], "time_ms"));
+    // Members and documents no run writes: another version of the output, an unknown
+    // kind, errors that disagree with the status, an error without a position.
+    let first_member = |doc: &mut Value| -> Value {
+        doc["files"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find_map(|f| f["members"].as_array_mut().filter(|m| !m.is_empty()))
+            .unwrap()[0]
+            .take()
+    };
+    let error = serde_json::json!({"id": "assert.failed", "reason": "assertion.false",
+        "message": "assertion might not hold", "line": 3, "column": 5});
+    type Change<'a> = Box<dyn Fn(&mut Value) + 'a>;
+    let forged: [(&str, Change, &str); 5] = [
+        ("version", Box::new(|d| d["version"] = serde_json::json!(2)), "version 1"),
+        ("kind", Box::new(|m| m["kind"] = serde_json::json!("lemma")), "kind"),
+        (
+            "verified-errors",
+            Box::new(|m| m["errors"] = serde_json::json!([error])),
+            "verified but has errors",
+        ),
+        (
+            "failed-no-error",
+            Box::new(|m| m["status"] = serde_json::json!("failed")),
+            "has no error",
+        ),
+        (
+            "line-0",
+            Box::new(|m| {
+                m["status"] = serde_json::json!("failed");
+                let mut e = error.clone();
+                e["line"] = serde_json::json!(0);
+                m["errors"] = serde_json::json!([e]);
+            }),
+            "line or column",
+        ),
+    ];
+    for (name, change, why) in forged {
+        let mut doc = json(&std::fs::read_to_string(&b).unwrap());
+        if name == "version" {
+            change(&mut doc);
+        } else {
+            let mut m = first_member(&mut doc);
+            change(&mut m);
+            let slot = doc["files"]
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .find_map(|f| {
+                    f["members"].as_array_mut().filter(|ms| ms.first().is_some_and(Value::is_null))
+                })
+                .unwrap();
+            slot[0] = m;
+        }
+        let f = dir.join(format!("forged-{name}.json"));
+        std::fs::write(&f, doc.to_string()).unwrap();
+        numbers.push((vec![a.clone(), f], why));
+    }
     // Not regular files, or too large to be a shard's document: refused before reading
     // (a sparse file: no disk used).
     let big = dir.join("big.json");

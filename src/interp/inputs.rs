@@ -157,7 +157,7 @@ impl Builder<'_> {
 
 /// A random input state for `member` (at most about a dozen objects).
 pub fn random_inputs(program: &Program, member: MemberRef, seed: u64) -> Inputs {
-    let layout = Layout::new(program);
+    let layout = Layout::of(program);
     let mut b =
         Builder { layout: &layout, heap: Heap::default(), rng: Rng(seed), budget: 12, reuse: 12 };
     let Some(m) = program.classes.get(member.class).and_then(|c| c.members.get(member.member))
@@ -189,7 +189,7 @@ pub fn complete(
     sized: &std::collections::HashSet<usize>,
     seed: u64,
 ) {
-    let layout = Layout::new(program);
+    let layout = Layout::of(program);
     let mut b = Builder {
         layout: &layout,
         heap: std::mem::take(&mut inputs.heap),

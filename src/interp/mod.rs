@@ -118,13 +118,13 @@ pub(crate) struct Frame {
 
 pub(crate) struct Interp<'p> {
     pub prog: &'p Program,
-    pub layout: Layout,
+    pub layout: std::sync::Arc<Layout>,
     pub heap: Heap,
     pub limits: Limits,
     steps: Rc<Cell<u64>>,
     depth: Rc<Cell<u32>>,
     /// Per member: does its activation need its entry state (`old`, `untouched`)?
-    needs_old: HashMap<MemberRef, bool>,
+    needs_old: std::sync::Arc<HashMap<MemberRef, bool>>,
     /// The pure calls (member, receiver and arguments) whose `ensures` is being
     /// checked: a call met again inside is not checked again (`eval::checked_ensures`).
     pub(crate) checking: std::cell::RefCell<Vec<EnsuresKey>>,
@@ -137,7 +137,52 @@ pub(crate) struct Interp<'p> {
     /// callee's precondition, an `ensures`), whose calls are not the body's.
     pub(crate) pure_stack: std::cell::RefCell<Vec<Option<PureBody>>>,
     /// Per pure method: the pure methods its body calls.
-    pub(crate) calls: HashMap<MemberRef, Vec<MemberRef>>,
+    pub(crate) calls: std::sync::Arc<HashMap<MemberRef, Vec<MemberRef>>>,
+}
+
+/// What every run of a program's members needs of the whole program, computed once
+/// per checked program (`Program::memo`): a run costs what it executes, not the
+/// program's size.
+struct Facts {
+    layout: std::sync::Arc<Layout>,
+    needs_old: std::sync::Arc<HashMap<MemberRef, bool>>,
+    calls: std::sync::Arc<HashMap<MemberRef, Vec<MemberRef>>>,
+}
+
+impl Facts {
+    fn of(prog: &Program) -> std::sync::Arc<Facts> {
+        prog.memo.get_or_init(|| Facts::new(prog))
+    }
+
+    fn new(prog: &Program) -> Facts {
+        let mut needs_old = HashMap::new();
+        let mut calls = HashMap::new();
+        for (ci, class) in prog.classes.iter().enumerate() {
+            for (mi, m) in class.members.iter().enumerate() {
+                if let (MemberKind::Pure, Body::Return(b)) = (m.kind, &m.body) {
+                    let mut out = vec![];
+                    b.any(&mut |e| {
+                        if let crate::syntax::ast::ExprKind::Call { target: Some(t), .. } = &e.kind
+                        {
+                            out.push(*t);
+                        }
+                        false
+                    });
+                    calls.insert(MemberRef { class: ci, member: mi }, out);
+                }
+                let mut uses = m.ensures.iter().any(value::mentions_old);
+                if let Body::Block(b) = &m.body {
+                    uses |= exec::stmts_mention_old(&b.stmts);
+                }
+                needs_old.insert(MemberRef { class: ci, member: mi }, uses);
+            }
+        }
+        Facts {
+            layout: std::sync::Arc::new(Layout::new(prog)),
+            needs_old: std::sync::Arc::new(needs_old),
+            calls: std::sync::Arc::new(calls),
+        }
+    }
 }
 
 /// A pure body being run and the value of its measure (`decreases`), if it has one.
@@ -165,40 +210,19 @@ pub(crate) fn grow<T>(f: impl FnOnce() -> T) -> T {
 
 impl<'p> Interp<'p> {
     pub fn new(prog: &'p Program, heap: Heap, limits: Limits) -> Interp<'p> {
-        let mut needs_old = HashMap::new();
-        let mut calls = HashMap::new();
-        for (ci, class) in prog.classes.iter().enumerate() {
-            for (mi, m) in class.members.iter().enumerate() {
-                if let (MemberKind::Pure, Body::Return(b)) = (m.kind, &m.body) {
-                    let mut out = vec![];
-                    b.any(&mut |e| {
-                        if let crate::syntax::ast::ExprKind::Call { target: Some(t), .. } = &e.kind
-                        {
-                            out.push(*t);
-                        }
-                        false
-                    });
-                    calls.insert(MemberRef { class: ci, member: mi }, out);
-                }
-                let mut uses = m.ensures.iter().any(value::mentions_old);
-                if let Body::Block(b) = &m.body {
-                    uses |= exec::stmts_mention_old(&b.stmts);
-                }
-                needs_old.insert(MemberRef { class: ci, member: mi }, uses);
-            }
-        }
+        let facts = Facts::of(prog);
         Interp {
             prog,
-            layout: Layout::new(prog),
+            layout: facts.layout.clone(),
             heap,
             limits,
             steps: Rc::new(Cell::new(0)),
             depth: Rc::new(Cell::new(0)),
-            needs_old,
+            needs_old: facts.needs_old.clone(),
             checking: Default::default(),
             unfolding: Default::default(),
             pure_stack: Default::default(),
-            calls,
+            calls: facts.calls.clone(),
         }
     }
 
@@ -402,6 +426,11 @@ impl Interp<'_> {
         }
         Ok(())
     }
+}
+
+/// The program's layout (`value::Layout::of`), shared with every run of it.
+pub(crate) fn layout_of(prog: &Program) -> std::sync::Arc<Layout> {
+    Facts::of(prog).layout.clone()
 }
 
 /// Run `member` of a checked program on `inputs`, with the default budgets.

@@ -149,6 +149,11 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The program's layout, computed once per checked program (`Program::memo`).
+    pub fn of(program: &Program) -> std::sync::Arc<Layout> {
+        crate::interp::layout_of(program)
+    }
+
     pub fn new(program: &Program) -> Layout {
         let mut fields = Vec::new();
         let mut field_types = Vec::new();

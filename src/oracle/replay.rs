@@ -116,7 +116,7 @@ fn build(
     member: MemberRef,
     entry: &EntryModel,
 ) -> (Inputs, HashSet<(usize, usize)>, HashSet<usize>, HashMap<String, usize>) {
-    let layout = Layout::new(program);
+    let layout = Layout::of(program);
     let Some(m) = program.classes.get(member.class).and_then(|c| c.members.get(member.member))
     else {
         return (Inputs::default(), HashSet::new(), HashSet::new(), HashMap::new());

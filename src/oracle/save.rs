@@ -92,7 +92,7 @@ fn caller(
             }
         }
     }
-    let layout = crate::interp::value::Layout::new(program);
+    let layout = crate::interp::value::Layout::of(program);
     for (o, obj) in inputs.heap.objects.iter().enumerate() {
         match &obj.kind {
             ObjKind::Class(Some(c)) => {

@@ -10,6 +10,7 @@
 //! testing uses the front end and the interpreter only, `--paths` also the verifier's
 //! path exploration. It prints (the library modules below it never do).
 
+use crate::decider::Interrupt;
 use crate::interp::inputs::random_inputs;
 use crate::interp::value::ObjKind;
 use crate::interp::{Inputs, Outcome, line_of, run_member};
@@ -21,6 +22,8 @@ use crate::source::select_members;
 use crate::syntax::ast::{MemberRef, Program};
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Options of `idf-verify test`.
 #[derive(Clone, Debug, Default)]
@@ -42,6 +45,9 @@ pub struct TestOptions {
     pub save: Option<PathBuf>,
     /// One JSON document instead of lines.
     pub json: bool,
+    /// Once set (a signal), no member starts and the member under way is stopped and
+    /// left unreported; what finished is reported, marked interrupted.
+    pub stop: Option<&'static AtomicBool>,
 }
 
 /// Totals of a run of `idf-verify test`.
@@ -62,6 +68,8 @@ pub struct TestSummary {
     pub unsaved: Vec<String>,
     /// Members the symbolic executor failed on (internal errors).
     pub internal: usize,
+    /// `TestOptions::stop` was set: members that had not finished are not reported.
+    pub interrupted: bool,
 }
 
 /// What `--paths` found of one member's paths.
@@ -149,7 +157,7 @@ pub fn show_inputs(program: &Program, member: MemberRef, inputs: &Inputs) -> Str
     for (p, v) in m.params.iter().zip(&inputs.args) {
         parts.push(format!("{} = {v}", p.name.name));
     }
-    let layout = crate::interp::value::Layout::new(program);
+    let layout = crate::interp::value::Layout::of(program);
     for (o, obj) in inputs.heap.objects.iter().enumerate() {
         let body = match &obj.kind {
             ObjKind::Class(Some(c)) => {
@@ -269,11 +277,50 @@ fn member_json(file: &str, name: &str, r: &MemberReport) -> serde_json::Value {
 
 /// Run `idf-verify test`, printing to `out`; returns the totals.
 pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
+    let current: Arc<Mutex<Option<Interrupt>>> = Arc::default();
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = opts.stop.map(|stop| watch(stop, current.clone(), done.clone()));
+    let sum = run_tests_watched(opts, out, &current);
+    done.store(true, Ordering::SeqCst);
+    if let Some(Ok(w)) = watcher {
+        let _ = w.join();
+    }
+    sum
+}
+
+/// Until `done`, interrupt the member under way (`current`) once `stop` is set.
+fn watch(
+    stop: &'static AtomicBool,
+    current: Arc<Mutex<Option<Interrupt>>>,
+    done: Arc<AtomicBool>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new().stack_size(64 << 10).spawn(move || {
+        while !done.load(Ordering::SeqCst) {
+            if stop.load(Ordering::SeqCst)
+                && let Ok(c) = current.lock()
+                && let Some(i) = c.as_ref()
+            {
+                i.interrupt();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    })
+}
+
+fn run_tests_watched(
+    opts: &TestOptions,
+    out: &mut dyn Write,
+    current: &Mutex<Option<Interrupt>>,
+) -> TestSummary {
     let mut sum = TestSummary::default();
     let mut records = vec![];
     let mut input_errors = vec![];
-    let config = crate::verify::Config { timeout: opts.timeout, ..Default::default() };
-    for path in collect_files(&opts.paths) {
+    let stopped = || opts.stop.is_some_and(|s| s.load(Ordering::SeqCst));
+    'files: for path in collect_files(&opts.paths) {
+        if stopped() {
+            sum.interrupted = true;
+            break;
+        }
         let (source, text) = load(&path);
         let program = match text.map_err(|e| vec![e]).and_then(|t| front_end(&t)) {
             Ok(p) => p,
@@ -302,7 +349,19 @@ pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
         // The path as messages quote it (control characters escaped).
         let shown = escape_controls(&source.path);
         for (member, name) in select_members(&program, &opts.methods) {
-            sum.members += 1;
+            if stopped() {
+                sum.interrupted = true;
+                break 'files;
+            }
+            let interrupt = Interrupt::default();
+            if let Ok(mut c) = current.lock() {
+                *c = Some(interrupt.clone());
+            }
+            let config = crate::verify::Config {
+                timeout: opts.timeout,
+                interrupt: Some(interrupt),
+                ..Default::default()
+            };
             let report = match &info {
                 Some(info) => match crate::oracle::paths::test_member_paths(
                     &program,
@@ -324,6 +383,12 @@ pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
                 },
                 None => test_member_random(&program, &shown, &source.text, member, opts),
             };
+            if stopped() {
+                // Cut short: not a result.
+                sum.interrupted = true;
+                break 'files;
+            }
+            sum.members += 1;
             sum.runs += report.runs;
             sum.accepted += report.accepted;
             sum.out_of_steps += report.out_of_steps;
@@ -361,6 +426,9 @@ pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
             "failures": sum.failures, "out_of_steps": sum.out_of_steps,
             "input_errors": sum.input_errors,
         });
+        if sum.interrupted {
+            summary["interrupted"] = true.into();
+        }
         if opts.solve {
             summary["paths"] = sum.paths.into();
             summary["reached"] = sum.reached.into();
@@ -396,5 +464,8 @@ pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
         "{} members, {} runs, {} accepted, {} distinct failures, {} out of steps{coverage}",
         sum.members, sum.runs, sum.accepted, sum.failures, sum.out_of_steps
     );
+    if sum.interrupted {
+        let _ = writeln!(out, "interrupted: members that had not finished are not reported");
+    }
     sum
 }

@@ -72,6 +72,13 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), MergeError> {
             _ => Err(MergeError::MalformedShardKey { name: name.into() }),
         }
     };
+    for (name, v) in &parsed {
+        if v.get("version") != Some(&Value::from(1)) {
+            return Err(MergeError::Inconsistent(format!(
+                "{name}: not a document of version 1 of the JSON output"
+            )));
+        }
+    }
     let (_, count, layout) = shard(&parsed[0].0, &parsed[0].1)?;
     // Every shard 1..N must be given: a count beyond the documents given cannot merge
     // (and is not a size to allocate by).
@@ -148,6 +155,11 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), MergeError> {
                             )));
                         }
                     }
+                    if let Err(why) = check_member(theirs) {
+                        return Err(MergeError::Inconsistent(format!(
+                            "shard {k}/{count}: member `{name}` of {path}: {why}"
+                        )));
+                    }
                     members.push(theirs.clone());
                 }
                 for (k, f) in shard_files.iter().enumerate() {
@@ -177,6 +189,8 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), MergeError> {
                 let f = shard_files[k - 1].get(path).cloned().ok_or_else(|| {
                     format!("shard {k}/{count} does not report the input errors of {path}")
                 })?;
+                check_input_error_file(&f)
+                    .map_err(|why| format!("shard {k}/{count}: file {path}: {why}"))?;
                 let diags = f.get("diagnostics").and_then(Value::as_array).cloned();
                 for d in diags.unwrap_or_default() {
                     if d.get("id").and_then(Value::as_str) == Some("internal.error") {
@@ -231,6 +245,69 @@ pub fn merge(docs: &[(String, Vec<u8>)]) -> Result<(String, i32), MergeError> {
     let text =
         serde_json::to_string_pretty(&Ordered(&Value::Object(doc))).map_err(MergeError::Write)?;
     Ok((text, code))
+}
+
+/// A member as `report::json` writes it: a known kind, and errors that agree with its
+/// status (none when verified, at least one otherwise), each with an id, a reason, a
+/// message and a position (line and column from 1).
+fn check_member(m: &Value) -> Result<(), String> {
+    let kind = m.get("kind").and_then(Value::as_str);
+    if !matches!(kind, Some("method" | "constructor" | "pure" | "predicate")) {
+        return Err("its kind is not method, constructor, pure or predicate".into());
+    }
+    let errors = m.get("errors").and_then(Value::as_array).ok_or("it has no `errors` list")?;
+    let verified = m.get("status").and_then(Value::as_str) == Some("verified");
+    if verified != errors.is_empty() {
+        return Err(if verified {
+            "it is verified but has errors".into()
+        } else {
+            "it is not verified but has no error".into()
+        });
+    }
+    for e in errors {
+        let text = |k: &str| e.get(k).and_then(Value::as_str).is_some();
+        let position = |k: &str| e.get(k).and_then(Value::as_u64).is_some_and(|n| n >= 1);
+        if !(text("id")
+            && text("reason")
+            && text("message")
+            && position("line")
+            && position("column"))
+        {
+            return Err("an error lacks its id, reason, message, line or column".into());
+        }
+    }
+    Ok(())
+}
+
+/// A file with input errors as `report::json` writes it: status `input-error` (or
+/// `internal-error`), no members, and at least one diagnostic, each with an id, a
+/// message and a position (line and column from 1, or both `null`).
+fn check_input_error_file(f: &Value) -> Result<(), String> {
+    let status = f.get("status").and_then(Value::as_str);
+    if !matches!(status, Some("input-error" | "internal-error")) {
+        return Err("its status is not input-error or internal-error".into());
+    }
+    if f.get("members").and_then(Value::as_array).is_none_or(|m| !m.is_empty()) {
+        return Err("a file with input errors has members".into());
+    }
+    let diags = f.get("diagnostics").and_then(Value::as_array).ok_or("it has no diagnostics")?;
+    if diags.is_empty() {
+        return Err("it has no diagnostics".into());
+    }
+    for d in diags {
+        let text = |k: &str| d.get(k).and_then(Value::as_str).is_some();
+        let position = match (d.get("line"), d.get("column")) {
+            (Some(Value::Null), Some(Value::Null)) => true,
+            (Some(l), Some(c)) => {
+                l.as_u64().is_some_and(|n| n >= 1) && c.as_u64().is_some_and(|n| n >= 1)
+            }
+            _ => false,
+        };
+        if !(text("id") && text("message") && position) {
+            return Err("a diagnostic lacks its id, message, line or column".into());
+        }
+    }
+    Ok(())
 }
 
 /// A time in milliseconds as the documents write it: a finite number, not negative.

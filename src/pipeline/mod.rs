@@ -137,6 +137,18 @@ pub enum Event<'a> {
 /// for stopping one).
 pub static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The terminating signal that set [`INTERRUPTED`] (SIGTERM, SIGHUP; 0: none, or
+/// Ctrl-C), so that every report of the run states the status the process exits with.
+pub static SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// The exit status of an interrupted run: 128 + the signal's number (130 for Ctrl-C).
+pub fn interrupted_status() -> i32 {
+    match SIGNAL.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => 130,
+        sig => 128 + sig,
+    }
+}
+
 /// Where the result cache lives and how large it may grow.
 #[derive(Clone, Debug)]
 pub struct CacheFolder {

@@ -137,6 +137,10 @@ pub struct SummaryJson {
     pub time_ms: f64,
     #[serde(skip_serializing_if = "is_zero")]
     pub internal_errors: usize,
+    /// The run was stopped by a signal: members that had not finished are missing
+    /// (absent when the run ended by itself).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// `--stats`: statistics summed over the members; absent without `--stats`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stats: Option<StatsTotals>,
@@ -374,6 +378,7 @@ pub fn document_with(run: &Run, slowest_n: Option<usize>) -> Document<'_> {
         input_errors: s.input_errors,
         time_ms: ms(run.time_ms),
         internal_errors: s.internal,
+        interrupted: run.interrupted,
         stats: stats_totals(run),
     };
     Document { version: 1, files, summary, slowest: slowest_n.map(|n| slowest(run, n)) }

@@ -514,7 +514,7 @@ pub fn document(run: &Run, opts: &SarifOptions) -> Value {
             None,
         ));
     }
-    let code = if run.interrupted { 130 } else { exit_code(run) };
+    let code = if run.interrupted { crate::pipeline::interrupted_status() } else { exit_code(run) };
     let rules: Vec<Value> = RULES
         .iter()
         .map(|r| {
@@ -543,7 +543,7 @@ pub fn document(run: &Run, opts: &SarifOptions) -> Value {
                  "help": {"text": "Report it with the file that caused it; the rest of the run's results stand."},
                  "defaultConfiguration": {"level": "error"}},
                 {"id": "interrupted",
-                 "shortDescription": {"text": "The run was interrupted (Ctrl-C)."},
+                 "shortDescription": {"text": "The run was interrupted (Ctrl-C, SIGTERM or SIGHUP)."},
                  "fullDescription": {"text": "The run was stopped by Ctrl-C, SIGTERM or SIGHUP: the members that had not finished are not reported."},
                  "help": {"text": "Run again to completion for every member's result."},
                  "defaultConfiguration": {"level": "warning"}},

@@ -321,7 +321,7 @@ mod tests {
 
     #[test]
     fn entry_names_come_first_and_unnamed_symbols_are_not_shown() {
-        let prog = Program { classes: vec![] };
+        let prog = Program { classes: vec![], memo: Default::default() };
         let this = Term::var("this", Sort::Ref);
         let v0 = Term::var("s@3", Sort::Int);
         let mut old = crate::state::heap::Heap::default();

@@ -72,6 +72,43 @@ impl fmt::Display for Type {
 #[derive(Clone, Debug)]
 pub struct Program {
     pub classes: Vec<Class>,
+    /// What a later stage derives from the whole checked program once (the concrete
+    /// interpreter's layouts), instead of once per use.
+    pub memo: Memo,
+}
+
+/// A slot for one value derived from a checked program, computed on first use. A
+/// checked program is never changed afterwards; a clone (which may be) starts empty.
+#[derive(Default)]
+pub struct Memo(std::sync::OnceLock<std::sync::Arc<dyn std::any::Any + Send + Sync>>);
+
+impl Memo {
+    /// The value held, made by `make` on first use (or made afresh when the slot
+    /// holds a value of another type).
+    pub fn get_or_init<T: std::any::Any + Send + Sync>(
+        &self,
+        make: impl Fn() -> T,
+    ) -> std::sync::Arc<T> {
+        let held = self.0.get_or_init(|| std::sync::Arc::new(make()));
+        held.clone().downcast::<T>().unwrap_or_else(|_| std::sync::Arc::new(make()))
+    }
+}
+
+// A held value is never changed after it is made, and a panic while making it leaves
+// the slot empty: a panic cannot leave a half-made value to be seen.
+impl std::panic::RefUnwindSafe for Memo {}
+impl std::panic::UnwindSafe for Memo {}
+
+impl Clone for Memo {
+    fn clone(&self) -> Memo {
+        Memo::default()
+    }
+}
+
+impl fmt::Debug for Memo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Memo")
+    }
 }
 
 /// A class or an interface (LANGUAGE.md section 10). An interface is a class-like
