@@ -235,6 +235,13 @@ pub fn empty(c: &Term, i: &Term) -> bool {
     lo.iter().any(|(lb, l)| hi.iter().any(|(ub, u)| lb == ub && l > u))
 }
 
+/// Is `c` a conjunction of bounds on `i` (every atom compares `i` with a term without
+/// it) that is not empty by its syntax? Whether it is empty then depends only on
+/// the values of the bounds.
+pub fn only_bounds(c: &Term, i: &Term) -> bool {
+    Conj::of(c, i).is_some_and(|k| !k.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::empty;

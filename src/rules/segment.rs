@@ -549,13 +549,30 @@ impl<'p> Verifier<'p> {
     pub fn read_segment(&mut self, h: &Heap, ta: &Term, e: &Term) -> Result<Term, bool> {
         self.assume_at_most_write(h, ta, e);
         let slots = self.array_chunks(h, ta).ok_or(true)?;
-        for sl in &slots {
-            let ch = h.get(sl);
-            let goal = Term::and(ch.covers(e), Term::lt(Term::none(), ch.perm.clone()));
-            match self.dec.prove(&goal) {
-                Answer::Proved => return Ok(Term::select(ch.value.clone(), e.clone())),
+        // A chunk that provably covers `e` gives the value. The model of a refuted
+        // question shows most other chunks not to cover `e` either (a fresh index
+        // among many one-element segments): those are not asked about. Whatever is
+        // skipped, the sum below still counts every chunk.
+        let goals: Vec<Term> = slots
+            .iter()
+            .map(|sl| {
+                let ch = h.get(sl);
+                Term::and(ch.covers(e), Term::lt(Term::none(), ch.perm.clone()))
+            })
+            .collect();
+        let mut open: std::collections::VecDeque<usize> = (0..slots.len()).collect();
+        while let Some(j) = open.pop_front() {
+            let rest: Vec<Term> = open.iter().map(|&k| goals[k].clone()).collect();
+            let (answer, uncovered) = self.dec.prove_probing(&goals[j], &rest);
+            match answer {
+                Answer::Proved => {
+                    return Ok(Term::select(h.get(&slots[j]).value.clone(), e.clone()));
+                }
                 Answer::Unknown => return Err(true),
-                Answer::Refuted => {}
+                Answer::Refuted => {
+                    let mut it = uncovered.into_iter();
+                    open.retain(|_| !it.next().unwrap_or(false));
+                }
             }
         }
         let sum = self.held_elem(h, ta, e);
