@@ -396,6 +396,14 @@ impl Decider {
         t.is_true() || self.known.contains_key(t) || self.entailed.contains_key(t)
     }
 
+    /// Is `t`, or each of its conjuncts, syntactically among the assumptions (or
+    /// literally true)?
+    pub fn known_conjuncts(&self, t: &Term) -> bool {
+        self.known(t)
+            || matches!(t.op(), crate::state::term::Op::And)
+                && t.args().iter().all(|c| self.known(c))
+    }
+
     /// Is `t` syntactically among the assumptions (not counting what the solver
     /// proved)? A term assumed is consistent with the path as far as the path is: what
     /// was proved may be so only because the path condition is contradictory.
@@ -411,12 +419,7 @@ impl Decider {
 
     /// Σ ⊢ t ?
     pub fn prove(&mut self, t: &Term) -> Answer {
-        if self.known(t) {
-            return Answer::Proved;
-        }
-        if let crate::state::term::Op::And = t.op()
-            && t.args().iter().all(|c| self.known(c))
-        {
+        if self.known_conjuncts(t) {
             return Answer::Proved;
         }
         if self.known(&Term::ff()) {
