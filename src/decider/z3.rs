@@ -1153,8 +1153,7 @@ impl Backend {
                 .map(|p| {
                     let x = self.translate(p);
                     let mut v: Z3_ast = x;
-                    Z3_model_eval(c, m, x, true, &mut v)
-                        && Z3_get_bool_value(c, v) == Z3_L_FALSE
+                    Z3_model_eval(c, m, x, true, &mut v) && Z3_get_bool_value(c, v) == Z3_L_FALSE
                 })
                 .collect();
             Z3_model_dec_ref(c, m);

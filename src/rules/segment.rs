@@ -573,11 +573,8 @@ impl<'p> Verifier<'p> {
         if let Some(j) = goals.iter().position(|g| self.dec.known_conjuncts(g)) {
             return Ok(direct(j));
         }
-        let mut open: std::collections::VecDeque<usize> = if slots.len() <= ASK_EACH {
-            (0..slots.len()).collect()
-        } else {
-            Default::default()
-        };
+        let mut open: std::collections::VecDeque<usize> =
+            if slots.len() <= ASK_EACH { (0..slots.len()).collect() } else { Default::default() };
         while let Some(j) = open.pop_front() {
             let rest: Vec<Term> = open.iter().map(|&k| goals[k].clone()).collect();
             let (answer, uncovered) = self.dec.prove_probing(&goals[j], &rest);
