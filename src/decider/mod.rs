@@ -88,6 +88,9 @@ pub struct Decider {
     /// The epoch at which a check showed the path condition satisfiable (a `Sat`
     /// answer for `Σ ∪ {t}`): until it changes, `check(true)` needs no solver.
     sat_at: Option<u64>,
+    /// The solver answered the last check `Sat` (its model may be read until the
+    /// next call into it: `prove_probing`).
+    solver_sat: bool,
     /// Axiom instances (`Kind::Axiom`) the solver has not been given yet, by index in
     /// `pc`: a check first runs without them and asks again with them only when it
     /// did not prove unsatisfiability (`check`). Definitions unfolded for every
@@ -149,6 +152,7 @@ impl Decider {
             interrupt: None,
             epoch: 0,
             sat_at: None,
+            solver_sat: false,
             pending: Vec::new(),
             flushed: Vec::new(),
             lazy_axioms: true,
@@ -435,6 +439,14 @@ impl Decider {
         t.is_true() || self.known.contains_key(t) || self.entailed.contains_key(t)
     }
 
+    /// Is `t`, or each of its conjuncts, syntactically among the assumptions (or
+    /// literally true)?
+    pub fn known_conjuncts(&self, t: &Term) -> bool {
+        self.known(t)
+            || matches!(t.op(), crate::state::term::Op::And)
+                && t.args().iter().all(|c| self.known(c))
+    }
+
     /// Is `t` syntactically among the assumptions (not counting what the solver
     /// proved)? A term assumed is consistent with the path as far as the path is: what
     /// was proved may be so only because the path condition is contradictory.
@@ -450,12 +462,7 @@ impl Decider {
 
     /// Σ ⊢ t ?
     pub fn prove(&mut self, t: &Term) -> Answer {
-        if self.known(t) {
-            return Answer::Proved;
-        }
-        if let crate::state::term::Op::And = t.op()
-            && t.args().iter().all(|c| self.known(c))
-        {
+        if self.known_conjuncts(t) {
             return Answer::Proved;
         }
         if self.known(&Term::ff()) {
@@ -474,6 +481,22 @@ impl Decider {
             Sat::Sat => Answer::Refuted,
             Sat::Unknown => Answer::Unknown,
         }
+    }
+
+    /// Σ ⊢ t ? and, when the solver refuted it, which of the Boolean `probes` are false
+    /// in the model it found: asked, the solver would refute each such probe too (its
+    /// model of Σ ∪ {¬probe} is at hand), so a caller looking for a provable probe
+    /// needs no query for those. All `false` (nothing learned) when the answer came
+    /// without a model.
+    pub fn prove_probing(&mut self, t: &Term, probes: &[Term]) -> (Answer, Vec<bool>) {
+        self.solver_sat = false;
+        let a = self.prove(t);
+        let learned = if a == Answer::Refuted && self.solver_sat && !probes.is_empty() {
+            self.backend().false_in_model(probes)
+        } else {
+            vec![false; probes.len()]
+        };
+        (a, learned)
     }
 
     /// Is Σ ∪ {t} satisfiable? (`Unknown` when the solver gives up.)
@@ -525,6 +548,7 @@ impl Decider {
             // answer is no answer (a timeout, not a failure of the program).
             r = Sat::Unknown;
         }
+        self.solver_sat = r == Sat::Sat;
         match r {
             Sat::Sat => self.sat_at = Some(self.epoch),
             Sat::Unsat => self.note_entailed(negation),
@@ -558,6 +582,11 @@ impl Decider {
         let v = z3::fresh_instances(&sigma, limits);
         self.counters.z3_time += start.elapsed();
         v
+    }
+
+    /// Does some entry of the path condition mention the symbol `x`?
+    pub fn mentions(&self, x: &Term) -> bool {
+        self.vars.contains_key(x)
     }
 
     /// Can both `t` and `¬t` hold on this path, by syntax alone? True when `t`

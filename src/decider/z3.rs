@@ -1208,6 +1208,32 @@ impl Backend {
         }
     }
 
+    /// Which of the Boolean `probes` are false in the model of the last check (which
+    /// must have answered `Sat`, with no call into the solver since): a probe false
+    /// there is not entailed by what the solver was given. `false` where no model or
+    /// no Boolean value could be read.
+    pub fn false_in_model(&mut self, probes: &[Term]) -> Vec<bool> {
+        let c = self.ctx;
+        // SAFETY: the model is counted while read and released after; every AST is of
+        // context `c`, and translating a probe does not touch the solver.
+        unsafe {
+            let Some(m) = Z3_solver_get_model(c, self.solver) else {
+                return vec![false; probes.len()];
+            };
+            Z3_model_inc_ref(c, m);
+            let out = probes
+                .iter()
+                .map(|p| {
+                    let x = self.translate(p);
+                    let mut v: Z3_ast = x;
+                    Z3_model_eval(c, m, x, true, &mut v) && Z3_get_bool_value(c, v) == Z3_L_FALSE
+                })
+                .collect();
+            Z3_model_dec_ref(c, m);
+            out
+        }
+    }
+
     /// An AST in SMT-LIB.
     fn show(&self, a: Z3_ast) -> String {
         // SAFETY: the string is copied before the next call into Z3.

@@ -290,7 +290,7 @@ impl<'p> Verifier<'p> {
     /// `None` when the path ended inside (every sub-path is in the ledger: merged,
     /// failed, pruned or timed out); otherwise one path goes on.
     pub fn eval_guarded(&mut self, s: &State, guard: Term, e: &'p Expr) -> Option<Term> {
-        if !self.feasible(&guard) {
+        if !self.bounds_fresh(&guard) && !self.feasible(&guard) {
             // The operand is irrelevant on this path.
             return Some(Term::default_of(sort_of(&e.ty)));
         }
@@ -318,6 +318,19 @@ impl<'p> Verifier<'p> {
         Some(
             it.fold(last, |acc, l| Term::ite(Term::and_all(l.conds.clone()), l.value.clone(), acc)),
         )
+    }
+
+    /// Does `guard` only bound an integer symbol the path condition never mentions
+    /// (a quantifier's fresh variable: `0 <= i && i < a.length`)? Such a guard is
+    /// evaluated under without asking whether it can hold: with many quantified facts
+    /// on the path, the solver takes long to say it can, and should it not, the
+    /// operand's value computed under it matters nowhere.
+    fn bounds_fresh(&self, guard: &Term) -> bool {
+        guard.symbols().iter().any(|x| {
+            x.sort() == crate::state::term::Sort::Int
+                && !self.dec.mentions(x)
+                && crate::rules::interval::only_bounds(guard, x)
+        })
     }
 
     /// Read `t.f` (`e` is the field expression), opening a predicate that provides it

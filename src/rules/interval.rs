@@ -145,6 +145,15 @@ impl Conj {
         self.lows.iter().any(|(lb, l)| self.ups.iter().any(|(ub, u)| lb == ub && l > u))
     }
 
+    /// Some index satisfies it for every value of every symbol: it is not empty by
+    /// syntax and its bounds are all on one base (or all literals), or it is bounded
+    /// on one side only.
+    pub fn is_inhabited(&self) -> bool {
+        let mut bases = self.lows.iter().chain(&self.ups).map(|(b, _)| b);
+        let one_base = bases.next().is_none_or(|b0| bases.all(|b| b == b0));
+        !self.is_empty() && (one_base || self.lows.is_empty() || self.ups.is_empty())
+    }
+
     /// Both conditions.
     pub fn and(&self, other: &Conj) -> Conj {
         let mut lows = self.lows.clone();
@@ -235,6 +244,19 @@ pub fn empty(c: &Term, i: &Term) -> bool {
     lo.iter().any(|(lb, l)| hi.iter().any(|(ub, u)| lb == ub && l > u))
 }
 
+/// Does some value of `i` satisfy `c` whatever the other symbols are, by its syntax
+/// alone (`3 <= i && i < 5`, `k <= i && i < k + 2`)?
+pub fn inhabited(c: &Term, i: &Term) -> bool {
+    Conj::of(c, i).is_some_and(|k| k.is_inhabited())
+}
+
+/// Is `c` a conjunction of bounds on `i` (every atom compares `i` with a term without
+/// it) that is not empty by its syntax? Whether it is empty then depends only on
+/// the values of the bounds.
+pub fn only_bounds(c: &Term, i: &Term) -> bool {
+    Conj::of(c, i).is_some_and(|k| !k.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::empty;
@@ -317,5 +339,30 @@ mod tests {
         let km1 = Term::sub(k.clone(), Term::int(1));
         let c = Term::and(Term::lt(km1.clone(), i.clone()), Term::le(i.clone(), km1));
         assert!(empty(&c, &i));
+    }
+
+    #[test]
+    fn inhabited_only_when_no_value_can_empty_it() {
+        use super::{inhabited, only_bounds};
+        let (i, k, n) = (v("i#"), v("k"), v("n"));
+        let range = |a: Term, b: Term| Term::and(Term::le(a, i.clone()), Term::lt(i.clone(), b));
+        // Literal bounds: [3, 5) has 3; [3, 3) has nothing.
+        assert!(inhabited(&range(Term::int(3), Term::int(5)), &i));
+        assert!(!inhabited(&range(Term::int(3), Term::int(3)), &i));
+        // One base: [k, k + 2) has k, whatever k is.
+        assert!(inhabited(&range(k.clone(), Term::add(k.clone(), Term::int(2))), &i));
+        // Different bases: [0, n) is empty when n <= 0, so not certain.
+        assert!(!inhabited(&range(Term::int(0), n.clone()), &i));
+        assert!(!inhabited(&range(k.clone(), n.clone()), &i));
+        // Bounded on one side only: some integer is above every lower bound.
+        let above = Term::and(Term::le(k.clone(), i.clone()), Term::le(n.clone(), i.clone()));
+        assert!(inhabited(&above, &i));
+        // Not only bounds: not decided.
+        let odd = Term::and(Term::le(Term::int(0), i.clone()), Term::eq(k.clone(), n.clone()));
+        assert!(!inhabited(&odd, &i));
+        // `only_bounds`: bounds on `i` alone, not syntactically empty.
+        assert!(only_bounds(&range(Term::int(0), n.clone()), &i));
+        assert!(!only_bounds(&range(Term::int(3), Term::int(3)), &i));
+        assert!(!only_bounds(&odd, &i));
     }
 }
