@@ -350,11 +350,16 @@ impl Backend {
         }
     }
 
-    /// A backend whose checks `interrupt` stops.
     /// A new backend asserting `assumptions`, with the query limits given (for the
     /// questions asked of a context made for them: models, distinct models).
     fn holding(assumptions: &[Term], limits: Limits) -> Backend {
-        let mut b = Backend::stoppable(limits.interrupt);
+        let b = Backend::stoppable(limits.interrupt.clone());
+        b.limited(assumptions, limits)
+    }
+
+    /// This backend with the query limits given, asserting `assumptions`.
+    fn limited(mut self, assumptions: &[Term], limits: Limits) -> Backend {
+        let b = &mut self;
         if let Some(ms) = limits.timeout_ms {
             b.set_timeout_ms(ms);
         }
@@ -364,7 +369,7 @@ impl Backend {
         for a in assumptions {
             b.assert(a);
         }
-        b
+        self
     }
 
     pub fn stoppable(interrupt: Option<Interrupt>) -> Backend {
@@ -1423,16 +1428,7 @@ pub const PROFILE_RLIMIT: u32 = 5_000_000;
 /// The instances of each named quantifier in a check of `assumptions`, in a new
 /// context made for it (`Backend::traced`), most first.
 pub fn fresh_instances(assumptions: &[Term], limits: Limits) -> Vec<(Rc<str>, u64)> {
-    let mut b = Backend::traced(limits.interrupt);
-    if let Some(ms) = limits.timeout_ms {
-        b.set_timeout_ms(ms);
-    }
-    if let Some(n) = limits.rlimit {
-        b.set_rlimit(n);
-    }
-    for a in assumptions {
-        b.assert(a);
-    }
+    let mut b = Backend::traced(limits.interrupt.clone()).limited(assumptions, limits);
     b.check_with(&Term::tt());
     b.instances()
 }

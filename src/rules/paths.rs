@@ -376,13 +376,7 @@ impl<'p> Verifier<'p> {
                 }
             }
             for (_, i, x) in &seqs {
-                let n = values
-                    .get(*i)
-                    .cloned()
-                    .flatten()
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .unwrap_or(0)
-                    .min(MAX_ELEMENTS);
+                let n = seq_length(&values, *i);
                 for j in 0..n {
                     out.push(Term::seq_at(x.clone(), Term::int(j as i64)));
                 }
@@ -452,13 +446,7 @@ impl<'p> Verifier<'p> {
             }
             let mut seq_values = vec![];
             for (name, i, x) in &seqs {
-                let n = values
-                    .get(*i)
-                    .cloned()
-                    .flatten()
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .unwrap_or(0)
-                    .min(MAX_ELEMENTS);
+                let n = seq_length(&values, *i);
                 let sort = x.sort().seq_elem();
                 let elems: Vec<Option<ModelValue>> = (0..n)
                     .map(|_| e.next().cloned().flatten().map(|raw| value(sort, &raw)))
@@ -476,4 +464,15 @@ impl<'p> Verifier<'p> {
         }
         out
     }
+}
+
+/// The length the model gives a sequence at `values[i]`, at most `MAX_ELEMENTS`.
+fn seq_length(values: &[Option<String>], i: usize) -> usize {
+    values
+        .get(i)
+        .cloned()
+        .flatten()
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(0)
+        .min(MAX_ELEMENTS)
 }
