@@ -376,7 +376,7 @@ impl<'p> Verifier<'p> {
                 }
             }
             for (_, i, x) in &seqs {
-                let n = seq_length(&values, *i);
+                let n = seq_length(values, *i);
                 for j in 0..n {
                     out.push(Term::seq_at(x.clone(), Term::int(j as i64)));
                 }
