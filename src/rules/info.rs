@@ -74,6 +74,16 @@ pub struct Info {
 }
 
 impl Info {
+    /// Drop the pure-method definitions translated so far (a new member starts).
+    pub fn forget_definitions(&self) {
+        for d in &self.defs {
+            d.borrow_mut().clear();
+        }
+        for t in &self.translated {
+            t.set(0);
+        }
+    }
+
     pub fn new(prog: &Program) -> Info {
         let mut info = Info {
             fields: HashMap::new(),

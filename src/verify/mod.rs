@@ -52,7 +52,14 @@ pub fn verify_member_keyed(
     let info = LAST_INFO.with(|c| {
         let mut c = c.borrow_mut();
         match &*c {
-            Some((k, info)) if *k == key => info.clone(),
+            Some((k, info)) if *k == key => {
+                // Definitions translated for an earlier member are not reused: what a
+                // member reports must not depend on what ran before it on this thread
+                // (a group's definitions translated first by another member gave
+                // different path conditions than translated fresh).
+                info.forget_definitions();
+                info.clone()
+            }
             _ => {
                 let info = std::rc::Rc::new(Info::new(program));
                 *c = Some((key, info.clone()));
