@@ -104,6 +104,8 @@ pub fn verify_member_with(
         let cap = (20.0 * merged_s).max(2.0);
         let left = config.timeout.map_or(cap, |t| (t - merged_s).max(0.001));
         crate::state::term::reset_interner();
+        // As a member run first: definitions translated afresh.
+        info.forget_definitions();
         // The merged run's Z3 context goes first: the re-run's then reuses its memory
         // (a context made while another is alive costs ~7 ms of fresh memory).
         v.dec.drop_backend();
