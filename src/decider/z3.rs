@@ -172,9 +172,16 @@ pub struct Backend {
     /// the patterns that mention them), defined by `∀ s, i {at(s, i)}. at(s, i) =
     /// seq.nth(s, i)`.
     seq_at: HashMap<Sort, Z3_func_decl>,
-    /// Those definitions, and the axioms of each sequence sort: given with every check
-    /// (as assumptions, so no solver frame can pop them).
-    definitions: Vec<Z3_ast>,
+    /// Those definitions, and the axioms of each sequence sort, each with the solver
+    /// frame it is asserted in (`usize::MAX`: not yet). They are found while a path is
+    /// translated, frames deep; a pop below its frame asserts one again, in the frame
+    /// the pop leaves, before the next assertion or check (`assert_definitions`), so
+    /// every check sees all of them, and the solver keeps their instances from one
+    /// check to the next (given as assumptions instead, each check internalized them
+    /// and instantiated them from nothing again).
+    definitions: Vec<(Z3_ast, usize)>,
+    /// The number of solver frames pushed and not popped.
+    level: usize,
     /// The sequence sorts whose axioms are in `definitions`.
     seq_axiomatized: Vec<Sort>,
     /// The member's stop request, when it can be stopped (`Backend::stoppable`).
@@ -335,6 +342,7 @@ impl Backend {
                 timeout_set: false,
                 seq_at: HashMap::new(),
                 definitions: vec![],
+                level: 0,
                 seq_axiomatized: vec![],
                 interrupt: None,
                 qids: vec![],
@@ -407,8 +415,9 @@ impl Backend {
         self.timeout_set = true;
     }
 
+    /// At most `n` resource units per query (0: no limit).
     pub fn set_rlimit(&mut self, n: u32) {
-        self.set_param("rlimit", Param::U32(n.max(1)));
+        self.set_param("rlimit", Param::U32(n));
     }
 
     /// Remove a timeout set earlier (only when one was set).
@@ -791,7 +800,7 @@ impl Backend {
         for (ax, law) in axioms.iter().zip(SEQ_LAWS) {
             let ax = ax.with_quant_name(&format!("the sequence law `{law}`"));
             let d = self.translate(&ax);
-            self.definitions.push(d);
+            self.definitions.push((d, usize::MAX));
         }
         // Extensional equality is equality: `equal(a, b) ⇒ a = b` (the `=` of the
         // sort, which `Op::Eq` on sequences does not translate to).
@@ -806,7 +815,7 @@ impl Backend {
             let bound = [ok(Z3_to_app(c, za), "a"), ok(Z3_to_app(c, zb), "b")];
             let ax =
                 ok(Z3_mk_forall_const(c, 0, 2, bound.as_ptr(), 1, [pat].as_ptr(), imp), "an axiom");
-            self.definitions.push(ax);
+            self.definitions.push((ax, usize::MAX));
         }
     }
 
@@ -841,7 +850,7 @@ impl Backend {
                 Z3_mk_forall_const(c, 0, 2, bound.as_ptr(), 1, [pat].as_ptr(), eq),
                 "the definition of at",
             );
-            self.definitions.push(def);
+            self.definitions.push((def, usize::MAX));
             self.seq_at.insert(sort, f);
             f
         }
@@ -1109,35 +1118,50 @@ impl Backend {
     pub fn push(&mut self) {
         // SAFETY: the solver of this context.
         unsafe { Z3_solver_push(self.ctx, self.solver) }
+        self.level += 1;
     }
 
     pub fn pop(&mut self) {
         // SAFETY: as above; the decider pops only frames it pushed.
         unsafe { Z3_solver_pop(self.ctx, self.solver, 1) }
+        self.level = self.level.saturating_sub(1);
+        // Those asserted in the frame popped are gone (a push makes a new frame of the
+        // same depth: the depth alone does not say they are there).
+        for (_, at) in &mut self.definitions {
+            if *at > self.level {
+                *at = usize::MAX;
+            }
+        }
     }
 
     pub fn assert(&mut self, t: &Term) {
         let b = self.translate(t);
+        self.assert_definitions();
         // SAFETY: a Boolean AST of this context.
         unsafe { Z3_solver_assert(self.ctx, self.solver, b) }
+    }
+
+    /// Assert, in the current frame, every definition not asserted in a frame that is
+    /// still there (new ones, and those a pop took away).
+    fn assert_definitions(&mut self) {
+        let level = self.level;
+        for (d, at) in &mut self.definitions {
+            if *at == usize::MAX {
+                // SAFETY: a Boolean AST of this context.
+                unsafe { Z3_solver_assert(self.ctx, self.solver, *d) }
+                *at = level;
+            }
+        }
     }
 
     /// Is the current assertion set together with `t` satisfiable?
     pub fn check_with(&mut self, t: &Term) -> Sat {
         let b = self.translate(t);
-        let dumped = dump_dir().map(|dir| {
-            // The definitions and sequence axioms go with the check as assumptions,
-            // outside the solver's assertions: written out too, so the file replays.
-            let mut text = self.smtlib();
-            for d in &self.definitions {
-                text.push_str(&format!("(assert {})\n", self.show(*d)));
-            }
-            dump_query(dir, &text, &self.show(b))
-        });
+        self.assert_definitions();
+        let dumped = dump_dir().map(|dir| dump_query(dir, &self.smtlib(), &self.show(b)));
         let start = std::time::Instant::now();
         // SAFETY: the assumption array lives across the call.
-        let mut assumptions = vec![b];
-        assumptions.extend(self.definitions.iter().copied());
+        let assumptions = [b];
         if self.interrupted() {
             return Sat::Unknown;
         }
