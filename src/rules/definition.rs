@@ -163,10 +163,12 @@ impl<'p> Verifier<'p> {
             self.axioms.defs.borrow_mut().insert(m, Rc::new(d));
         }
         if lend {
+            // The member goes on in the same solver: every member of the program
+            // starts with the same translations in the same order (`translate_all`,
+            // definitions forgotten between members), so what the solver has seen
+            // before the member's own queries is the same whichever member ran first;
+            // a context of its own would cost another ~2 ms per member.
             std::mem::swap(&mut self.dec, &mut tr.dec);
-            // The member starts on a solver of its own: which member translated
-            // first (on this thread, in this run) must not shape its verdict.
-            self.dec.drop_backend();
         }
         self.axioms.translator = Some(tr);
     }
@@ -584,10 +586,7 @@ impl<'p> Verifier<'p> {
                     .is_some_and(|m| self.info.recursive.contains(m)),
                 _ => false,
             };
-            let built = n
-                .args()
-                .first()
-                .is_some_and(|s| matches!(s.op(), Op::Combine | Op::Wrap(_) | Op::Unit));
+            let built = n.args().first().is_some_and(built_snapshot);
             let next = if !recursive {
                 fuel
             } else if built && depth < MAX_DEPTH {
@@ -730,5 +729,21 @@ fn shape_part(t: &Term) -> Option<Term> {
             (!parts.is_empty()).then(|| Term::and_all(parts))
         }
         _ => None,
+    }
+}
+
+/// Is snapshot `s` built from known parts (a closed predicate's fields, a unit), so
+/// that unrolling a definition on it folds to known values? An array's value map
+/// wrapped is not, unless its elements are written out: unrolling a definition over a
+/// segment (`sumOf(a, lo, hi)`) on an unknown map only makes new restrictions of it,
+/// each with a quantified definition, for Z3 to instantiate against every index.
+fn built_snapshot(s: &Term) -> bool {
+    match s.op() {
+        Op::Combine | Op::Unit => true,
+        Op::Wrap(Sort::Arr(_)) => {
+            matches!(s.args()[0].op(), Op::Store | Op::ConstArr(_))
+        }
+        Op::Wrap(_) => true,
+        _ => false,
     }
 }
