@@ -210,7 +210,7 @@ enum SeqFn {
 
 /// The laws `seq_axioms` gives, in its order, as a user writes them: the names their
 /// instances are counted under (`--stats`, a timeout's message).
-const SEQ_LAWS: [&str; 17] = [
+const SEQ_LAWS: [&str; 19] = [
     "|[]| == 0",
     "|s| >= 0",
     "|s| == 0 ==> s == []",
@@ -223,11 +223,13 @@ const SEQ_LAWS: [&str; 17] = [
     "(a + b)[i] == a[i]",
     "(a + b)[|a| + i] == b[i]",
     "s[o..o + n].contains(x) <==> exists i :: o <= i < o + n && s[i] == x",
-    "a == b <==> |a| == |b| && forall i :: a[i] == b[i]",
+    "|a| == |b| && forall i :: a[i] == b[i] ==> a == b",
     "s.contains(x) <==> exists i :: s[i] == x",
     "(a + b).contains(x) <==> a.contains(x) || b.contains(x)",
     "[y].contains(x) <==> x == y",
     "![].contains(x)",
+    "(a + b)[0..|a|] == a",
+    "(a + b)[|a|..|a| + |b|] == b",
 ];
 
 /// `IDF_Z3_SEQ=1` (a developer's switch, for measuring): sequences in Z3's own
@@ -546,6 +548,7 @@ impl Backend {
         let unit = Term::raw(Op::SeqUnit, sort, vec![x.clone()]);
         let cat = Term::raw(Op::SeqConcat, sort, vec![a.clone(), b.clone()]);
         let ext = Term::raw(Op::SeqExtract, sort, vec![a.clone(), o.clone(), n.clone()]);
+        let cat_ext = Term::raw(Op::SeqExtract, sort, vec![cat.clone(), o.clone(), n.clone()]);
         let empty = Term::raw(Op::SeqEmpty(sort), sort, vec![]);
         let zero = Term::int(0);
         let in_range = |k: &Term, s: &Term| {
@@ -700,27 +703,30 @@ impl Backend {
                     ),
                 ),
             ),
-            // Extensionality: equal iff same length and elements.
+            // Extensionality: same length and elements make equal sequences. The
+            // other direction is congruence: `equal(a, b)` makes `a` and `b` one
+            // value (below), whose lengths and elements are then the same without an
+            // instance; written as an `iff`, every equality on the path became a
+            // quantifier over indices, instantiated at every index of either side
+            // and of every concatenation equal to one (a list's reversal by
+            // contents: 13,000 instances for one proof). Here the element quantifier
+            // is only ever negated: Z3 makes it one witness index per pair.
             q(
                 vec![&a, &b],
                 vec![vec![equal.clone()]],
-                Term::raw(
-                    Op::Eq,
-                    Sort::Bool,
-                    vec![
-                        equal.clone(),
-                        Term::and(
-                            Term::raw(Op::Eq, Sort::Bool, vec![len(&a), len(&b)]),
-                            q(
-                                vec![&i],
-                                vec![vec![at(&a, &i)], vec![at(&b, &i)]],
-                                Term::implies(
-                                    in_range(&i, &a),
-                                    Term::raw(Op::Eq, Sort::Bool, vec![at(&a, &i), at(&b, &i)]),
-                                ),
+                Term::implies(
+                    Term::and(
+                        Term::raw(Op::Eq, Sort::Bool, vec![len(&a), len(&b)]),
+                        q(
+                            vec![&i],
+                            vec![vec![at(&a, &i)], vec![at(&b, &i)]],
+                            Term::implies(
+                                in_range(&i, &a),
+                                Term::raw(Op::Eq, Sort::Bool, vec![at(&a, &i), at(&b, &i)]),
                             ),
                         ),
-                    ],
+                    ),
+                    equal.clone(),
                 ),
             ),
             // Membership: some index holds it.
@@ -794,6 +800,37 @@ impl Backend {
                     Sort::Bool,
                     vec![empty.clone(), unit.clone()],
                 )),
+            ),
+            // Slices as sequences, not only through their elements (Viper's and Dafny's
+            // `drop`/`take` of an append): E-matching works up to equalities, so a
+            // slice of a sequence the path equates with a concatenation (a list's
+            // `contents()` unfolded: `c == seq(v) + t`) that takes exactly one part is
+            // that part, and a function of `c[1..]` is that function of `t`
+            // (`rev(c[1..]) == rev(t)`), which no element-wise law says. Only whole
+            // parts: a law giving a slice of a part makes new slices, each one more
+            // term for every element-wise law (+30% of Z3's work on the suite's
+            // sequence file for nothing it needed).
+            q(
+                vec![&a, &b, &o, &n],
+                vec![vec![cat_ext.clone()]],
+                Term::implies(
+                    Term::and(
+                        Term::raw(Op::Eq, Sort::Bool, vec![o.clone(), zero.clone()]),
+                        Term::raw(Op::Eq, Sort::Bool, vec![n.clone(), len(&a)]),
+                    ),
+                    Term::raw(Op::Eq, Sort::Bool, vec![cat_ext.clone(), a.clone()]),
+                ),
+            ),
+            q(
+                vec![&a, &b, &o, &n],
+                vec![vec![cat_ext.clone()]],
+                Term::implies(
+                    Term::and(
+                        Term::raw(Op::Eq, Sort::Bool, vec![o.clone(), len(&a)]),
+                        Term::raw(Op::Eq, Sort::Bool, vec![n.clone(), len(&b)]),
+                    ),
+                    Term::raw(Op::Eq, Sort::Bool, vec![cat_ext.clone(), b.clone()]),
+                ),
             ),
         ];
         debug_assert_eq!(axioms.len(), SEQ_LAWS.len());
