@@ -72,3 +72,45 @@ fn stats_list_the_quantifiers_instantiated_most_with_their_lines() {
     assert!(human.contains("quantifier instances (most first):"), "{human}");
     assert!(human.contains(&format!("  {LOOPING} (line 12)")), "{human}");
 }
+
+/// A process killed while a context counts instances leaves no trace log behind: the
+/// log is read through a handle opened when Z3 created it, its name removed then.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_process_killed_while_counting_leaves_no_log() {
+    let tmp = std::env::temp_dir().join(format!("idf-quant-kill-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut child = Command::new(bin())
+        .args(["--no-cache", "--stats", "--jobs", "1", "--method", "Loop.loops"])
+        .arg(program())
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the counting context has its log open (the default resource limit
+    // keeps the matching loop going for seconds).
+    let fds = PathBuf::from(format!("/proc/{}/fd", child.id()));
+    let logging = || {
+        std::fs::read_dir(&fds).into_iter().flatten().flatten().any(|e| {
+            std::fs::read_link(e.path()).is_ok_and(|t| t.to_string_lossy().contains(".z3log"))
+        })
+    };
+    let mut seen = false;
+    for _ in 0..600 {
+        if logging() {
+            seen = true;
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().map(|e| e.path()).collect();
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(seen, "the counting context never opened its log");
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

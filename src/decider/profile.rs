@@ -24,22 +24,43 @@ pub fn trace_path() -> PathBuf {
     std::env::temp_dir().join(format!("idf-verify-{}-{n}.z3log", std::process::id()))
 }
 
-/// The instances of each named quantifier in the trace log at `path` (which is
-/// removed), most first (ties by name); quantifiers without instances are left out.
-/// An unreadable log counts nothing.
-pub fn read_instances(path: &Path, names: &[Rc<str>]) -> Vec<(Rc<str>, u64)> {
-    let counts = std::fs::File::open(path)
-        .map(|f| count(std::io::BufReader::new(f), names.len()))
-        .unwrap_or_default();
-    let _ = std::fs::remove_file(path);
-    let mut out: Vec<(Rc<str>, u64)> = counts
-        .into_iter()
-        .enumerate()
-        .filter(|(_, n)| *n > 0)
-        .filter_map(|(k, n)| names.get(k).map(|s| (s.clone(), n)))
-        .collect();
-    sort(&mut out);
-    out
+/// A context's trace log. Opened for reading as soon as Z3 has created it, and its
+/// name removed then: the file lives as long as the open handles (Z3's and this one),
+/// so a process that dies mid-count leaves nothing behind in the temporary folder.
+/// Where the file cannot be opened early, it is kept by name and removed when read.
+pub struct TraceLog {
+    file: Option<std::fs::File>,
+    path: PathBuf,
+}
+
+impl TraceLog {
+    pub fn opened(path: &Path) -> TraceLog {
+        let file = std::fs::File::open(path).ok();
+        // Unlinking an open file is what POSIX systems allow; elsewhere the name stays
+        // until the log is read.
+        if file.is_some() && cfg!(unix) {
+            let _ = std::fs::remove_file(path);
+        }
+        TraceLog { file, path: path.to_path_buf() }
+    }
+
+    /// The instances of each named quantifier in the log (complete once its context
+    /// is deleted), most first (ties by name); quantifiers without instances are left
+    /// out. An unreadable log counts nothing.
+    pub fn read_instances(self, names: &[Rc<str>]) -> Vec<(Rc<str>, u64)> {
+        let file = self.file.or_else(|| std::fs::File::open(&self.path).ok());
+        let counts =
+            file.map(|f| count(std::io::BufReader::new(f), names.len())).unwrap_or_default();
+        let _ = std::fs::remove_file(&self.path);
+        let mut out: Vec<(Rc<str>, u64)> = counts
+            .into_iter()
+            .enumerate()
+            .filter(|(_, n)| *n > 0)
+            .filter_map(|(k, n)| names.get(k).map(|s| (s.clone(), n)))
+            .collect();
+        sort(&mut out);
+        out
+    }
 }
 
 /// Most instances first, then by name (a stable order for equal counts).

@@ -190,9 +190,9 @@ pub struct Backend {
     /// `qids[K]` (`profile`).
     qids: Vec<Rc<str>>,
     qid_index: HashMap<Rc<str>, usize>,
-    /// Where Z3 writes its trace log, when this context counts quantifier instances
+    /// The trace log Z3 writes, when this context counts quantifier instances
     /// (`Backend::traced`).
-    trace: Option<PathBuf>,
+    trace: Option<profile::TraceLog>,
 }
 
 /// The functions of an axiomatized sequence sort.
@@ -297,7 +297,7 @@ impl Backend {
         let names = std::mem::take(&mut self.qids);
         // The log is complete once the context is deleted.
         drop(self);
-        trace.map(|p| profile::read_instances(&p, &names)).unwrap_or_default()
+        trace.map(|t| t.read_instances(&names)).unwrap_or_default()
     }
 
     fn with_trace(trace: Option<PathBuf>) -> Backend {
@@ -349,7 +349,8 @@ impl Backend {
                 interrupt: None,
                 qids: vec![],
                 qid_index: HashMap::new(),
-                trace,
+                // Z3 has opened the log by now: a name no longer needed.
+                trace: trace.map(|p| profile::TraceLog::opened(&p)),
             };
             b.set_param("model", Param::Bool(true));
 
