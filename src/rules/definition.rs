@@ -163,34 +163,28 @@ impl<'p> Verifier<'p> {
             self.axioms.defs.borrow_mut().insert(m, Rc::new(d));
         }
         if lend {
-            // The member goes on in the same solver: every member of the program
-            // starts with the same translations in the same order (`translate_all`,
-            // definitions forgotten between members), so what the solver has seen
-            // before the member's own queries is the same whichever member ran first;
-            // a context of its own would cost another ~2 ms per member.
+            // The member goes on in the same solver: what it saw is the member's own
+            // translations, in a fixed order (`translate_for`, definitions forgotten
+            // between members), the same whichever member ran first; a context of
+            // its own would cost another ~2 ms per member.
             std::mem::swap(&mut self.dec, &mut tr.dec);
         }
         self.axioms.translator = Some(tr);
     }
 
-    /// Translate every pure method of the program not translated yet (on this thread,
-    /// for this program): done before a member's check begins, on its own solver.
-    pub fn translate_all(&mut self) {
+    /// Translate the pure methods member `r`'s check may meet (`Info::
+    /// pure_methods_reached`), in a fixed order, before the check begins, on its own
+    /// solver: what the solver has seen before the member's own queries depends on the
+    /// member alone (definitions are forgotten between members), and a file of N
+    /// members costs what their own dependencies do, not N times every pure method.
+    pub fn translate_for(&mut self, r: MemberRef) {
         if self.axioms.translating {
             return;
         }
-        // Definitions are only ever added: the prefix of `func_order` found translated
-        // stays so (`Info::translated`), and each member scans only what follows it.
-        let done = &self.info.translated[usize::from(self.config.infer)];
-        let order = &self.info.func_order;
-        let mut i = done.get();
-        while i < order.len() {
-            let p = order[i];
+        for p in self.info.pure_methods_reached(self.prog, r) {
             if !self.axioms.defs.borrow().contains_key(&p) {
                 self.translate_closure(p);
             }
-            i += 1;
-            done.set(i);
         }
     }
 

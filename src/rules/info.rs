@@ -16,7 +16,9 @@
 
 use crate::rules::sort_of;
 use crate::state::term::{Func, Sort};
-use crate::syntax::ast::{Body, CallRecv, Expr, ExprKind, MemberKind, MemberRef, Program};
+use crate::syntax::ast::{
+    Block, Body, CallRecv, Expr, ExprKind, MemberKind, MemberRef, Program, Rhs, Stmt, StmtKind,
+};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -64,13 +66,8 @@ pub struct Info {
     /// Pure-method definitions translated so far for this program (with and without
     /// inference), shared by the members verified with this `Info`.
     pub defs: [crate::rules::definition::Defs; 2],
-    /// The pure methods in a fixed order (`MemberRef` order), and for each `defs`, how
-    /// long a prefix of that order is known to be translated: each member's check
-    /// starts by translating what is missing, and this watermark keeps that O(1) per
-    /// member once all are done (rescanning every pure method per member made a file of
-    /// N members quadratic).
+    /// The pure methods in a fixed order (`MemberRef` order).
     pub func_order: Vec<MemberRef>,
-    pub translated: [std::cell::Cell<usize>; 2],
 }
 
 impl Info {
@@ -79,9 +76,58 @@ impl Info {
         for d in &self.defs {
             d.borrow_mut().clear();
         }
-        for t in &self.translated {
-            t.set(0);
+    }
+
+    /// The pure methods member `r`'s check may meet, in `MemberRef` order: those its
+    /// contract and body call, and those called by what they reach (the bodies of
+    /// predicates and of the pure methods found, the contracts of methods and
+    /// constructors called). Found from the program's text alone, so the definitions
+    /// translated for a member depend on the member only; one its path meets anyway
+    /// (through an interface's family, say) is translated when met.
+    pub fn pure_methods_reached(&self, prog: &Program, r: MemberRef) -> Vec<MemberRef> {
+        let mut seen: HashSet<MemberRef> = HashSet::new();
+        let mut out: Vec<MemberRef> = vec![];
+        let mut todo = vec![r];
+        let mut exprs: Vec<&Expr> = vec![];
+        while let Some(m) = todo.pop() {
+            if !seen.insert(m) {
+                continue;
+            }
+            let Some(mem) = prog.classes.get(m.class).and_then(|c| c.members.get(m.member)) else {
+                continue;
+            };
+            exprs.clear();
+            exprs.extend(mem.requires.iter().chain(&mem.ensures));
+            let mut news: Vec<&str> = vec![];
+            match &mem.body {
+                Body::Return(e) => exprs.push(e),
+                // A method's body matters for the member itself; for a method called,
+                // its contract is what the caller's check uses.
+                Body::Block(b) if m == r => block_exprs(b, &mut exprs, &mut news),
+                _ => {}
+            }
+            let mut calls = vec![];
+            for e in &exprs {
+                calls_in(e, &mut calls);
+            }
+            for c in calls {
+                if self.funcs.contains_key(&c) && !out.contains(&c) {
+                    out.push(c);
+                }
+                todo.push(c);
+            }
+            for name in news {
+                let Some(&class) = self.class_index.get(name) else { continue };
+                let c = &prog.classes[class];
+                for (mi, cm) in c.members.iter().enumerate() {
+                    if cm.kind == MemberKind::Constructor {
+                        todo.push(MemberRef { class, member: mi });
+                    }
+                }
+            }
         }
+        out.sort();
+        out
     }
 
     pub fn new(prog: &Program) -> Info {
@@ -110,7 +156,6 @@ impl Info {
             group: HashMap::new(),
             defs: Default::default(),
             func_order: Vec::new(),
-            translated: Default::default(),
         };
         for (ci, c) in prog.classes.iter().enumerate() {
             for (mi, m) in c.members.iter().enumerate() {
@@ -384,6 +429,52 @@ pub fn calls_in(e: &Expr, out: &mut Vec<MemberRef>) {
     }
 }
 
+/// The expressions of a block, and the classes its `new C(..)` allocate.
+fn block_exprs<'a>(b: &'a Block, out: &mut Vec<&'a Expr>, news: &mut Vec<&'a str>) {
+    let mut stack: Vec<&Stmt> = b.stmts.iter().rev().collect();
+    let rhs = |r: &'a Rhs, out: &mut Vec<&'a Expr>, news: &mut Vec<&'a str>| match r {
+        Rhs::Expr(e) => out.push(e),
+        Rhs::New { class, args, .. } => {
+            out.extend(args);
+            news.push(class.name.as_str());
+        }
+        Rhs::NewArray { len, .. } => out.push(len),
+    };
+    while let Some(s) = stack.pop() {
+        match &s.kind {
+            StmtKind::Local { init, .. } => {
+                if let Some(r) = init {
+                    rhs(r, out, news);
+                }
+            }
+            StmtKind::Assign { lhs, rhs: r } => {
+                out.push(lhs);
+                rhs(r, out, news);
+            }
+            StmtKind::Call(e)
+            | StmtKind::Assert(e)
+            | StmtKind::Open(e)
+            | StmtKind::Close(e)
+            | StmtKind::Use(e)
+            | StmtKind::Join(e) => out.push(e),
+            StmtKind::Return(e) => out.extend(e),
+            StmtKind::If { cond, then, els } => {
+                out.push(cond);
+                stack.extend(then.stmts.iter().rev());
+                if let Some(e) = els {
+                    stack.push(e);
+                }
+            }
+            StmtKind::While { cond, invariants, body } => {
+                out.push(cond);
+                out.extend(invariants);
+                stack.extend(body.stmts.iter().rev());
+            }
+            StmtKind::Block(b) => stack.extend(b.stmts.iter().rev()),
+        }
+    }
+}
+
 /// The pure methods whose definitions `f`'s definition may use directly (see
 /// `Info::deps`), in a deterministic order.
 fn pure_deps(prog: &Program, info: &Info, f: MemberRef) -> Vec<MemberRef> {
@@ -508,5 +599,38 @@ mod tests {
         assert!(!info.same_group(a, c) && !info.same_group(d, a));
         // `g`'s definition may mention `e` through the predicate it opens.
         assert!(info.deps[&g].contains(&e));
+    }
+
+    #[test]
+    fn a_member_reaches_the_pure_methods_its_text_and_callees_name() {
+        let p = crate::source::front_end(
+            "class A {
+               int f;
+               static pure int a(int n) { return n; }
+               static pure int b(int n) { return A.a(n); }
+               static pure int c(int n) { return n; }
+               pure int e() requires acc(f); { return f; }
+               predicate p() { return acc(f) && e() >= 0; }
+               static pure int unused(int n) { return n; }
+               A() ensures p(); { f = 0; close p(); }
+               static void callee(int x) ensures A.c(x) == x; { }
+               static void m(int x) {
+                 A o = new A();
+                 if (x > 0) { assert A.b(x) == x; }
+                 while (x > 0) invariant A.c(x) >= 0; { x = x - 1; }
+                 A.callee(x);
+               }
+               static void alone() { }
+             }",
+        )
+        .expect("checks");
+        let info = Info::new(&p);
+        let m = |i| MemberRef { class: 0, member: i };
+        let (a, b, c, e) = (m(1), m(2), m(3), m(4));
+        // `b` and `a` from the body, `c` from the invariant and the callee's contract,
+        // `e` through the constructor's contract and the predicate it names; never
+        // `unused`.
+        assert_eq!(info.pure_methods_reached(&p, m(9)), vec![a, b, c, e]);
+        assert_eq!(info.pure_methods_reached(&p, m(10)), vec![]);
     }
 }

@@ -39,7 +39,7 @@ impl<'p> Verifier<'p> {
         self.member = Some(r);
         let m = &self.prog.classes[r.class].members[r.member];
         self.collect_local_types(r);
-        self.translate_all();
+        self.translate_for(r);
         // A pure method's precondition is checked in read mode at its calls: its
         // amounts give no upper-bound facts (LANGUAGE.md section 11).
         self.no_bounds = m.kind == MemberKind::Pure;
