@@ -380,6 +380,7 @@ impl<'p> Verifier<'p> {
                 self.eval(s, recv, &|v, s, t| {
                     let heap = v.perm_view.clone().unwrap_or_else(|| s.heap.clone());
                     let held = v.held(&heap, &ChunkKind::Field(name.clone()), Some(&t), &[]);
+                    let held = v.perm_read(held);
                     q(v, s, held)
                 })
             }
@@ -394,6 +395,7 @@ impl<'p> Verifier<'p> {
                         let heap = v.perm_view.clone().unwrap_or_else(|| s.heap.clone());
                         let kind = v.pred_kind(p);
                         let held = v.held(&heap, &kind, t0.as_ref(), &targs);
+                        let held = v.perm_read(held);
                         q(v, s, held)
                     })
                 })
@@ -412,11 +414,24 @@ impl<'p> Verifier<'p> {
                     }
                     let heap = v.perm_view.clone().unwrap_or_else(|| s.heap.clone());
                     let held = v.held_elem(&heap, &ta, &ti);
+                    let held = v.perm_read(held);
                     q(v, s, held)
                 })
             }),
             _ => self.internal(&s, loc.span, "`perm` of a non-location"),
         }
+    }
+
+    /// The value of `perm(..)`, given the amount `held` in the heap it reads: that
+    /// amount, except while an assertion is produced, where it is some unknown
+    /// non-negative amount (see `Verifier::perm_unknown`).
+    fn perm_read(&mut self, held: Term) -> Term {
+        if !self.perm_unknown || self.perm_view.is_some() {
+            return held;
+        }
+        let p = self.fresh("perm", crate::state::term::Sort::Perm);
+        self.dec.assume(Term::le(Term::none(), p.clone()));
+        p
     }
 
     /// Why an access lacks permission, in source terms: the location wanted (its

@@ -116,7 +116,7 @@ impl<'p> Verifier<'p> {
             s
         };
         if !self.impure(a) {
-            return self.eval(s, a, &|v, s, t| {
+            return self.eval_produced(s, a, &|v, s, t| {
                 let s = keep(s);
                 if t.is_false() {
                     // An assumption that is false: the path is infeasible.
@@ -141,21 +141,21 @@ impl<'p> Verifier<'p> {
                 };
                 self.produce(s, sl, l, &|v, s, ()| v.produce(s, sr.clone(), r, q))
             }
-            ExprKind::Binary { op: BinOp::Implies, l, r } => self.eval(s, l, &|v, s, c| {
+            ExprKind::Binary { op: BinOp::Implies, l, r } => self.eval_produced(s, l, &|v, s, c| {
                 let s = keep(s);
                 let snap = snap.clone();
                 v.branch(s, c, &|v, s, ()| v.produce(s, snap.clone(), r, q), &|v, s, ()| {
                     q(v, s, ())
                 })
             }),
-            ExprKind::Cond { c, a: x, b: y } => self.eval(s, c, &|v, s, tc| {
+            ExprKind::Cond { c, a: x, b: y } => self.eval_produced(s, c, &|v, s, tc| {
                 let s = keep(s);
                 let snap = snap.clone();
                 v.branch(s, tc, &|v, s, ()| v.produce(s, snap.clone(), x, q), &|v, s, ()| {
                     v.produce(s, snap.clone(), y, q)
                 })
             }),
-            ExprKind::Frac { acc, amount } => self.eval(s, amount, &|v, s, t| {
+            ExprKind::Frac { acc, amount } => self.eval_produced(s, amount, &|v, s, t| {
                 let s = keep(s);
                 let pi = Term::mul(v.scale.clone(), Term::to_perm(t));
                 if !v.check_nonneg(&s, &pi, a) {
@@ -178,6 +178,18 @@ impl<'p> Verifier<'p> {
             }
             _ => self.internal(&s, a.span, "an assertion form that cannot be produced"),
         }
+    }
+
+    /// Evaluate `e` of an assertion being produced: `perm(..)` in it is an unknown
+    /// amount (`Verifier::perm_unknown`); the continuation runs as before.
+    fn eval_produced(&mut self, s: State, e: &'p Expr, q: Q<'_, 'p, Term>) {
+        let outer = std::mem::replace(&mut self.perm_unknown, true);
+        self.eval(s, e, &|v, s, t| {
+            let inner = std::mem::replace(&mut v.perm_unknown, outer);
+            q(v, s, t);
+            v.perm_unknown = inner;
+        });
+        self.perm_unknown = outer;
     }
 
     /// `π ≥ none`, else failure `negative.permission` at `a` (LANGUAGE.md section 11).
