@@ -818,10 +818,8 @@ impl<'p> Verifier<'p> {
             if !untouched {
                 return true;
             }
-            let apart = read
-                .iter()
-                .filter(|r| r.kind == c.kind)
-                .all(|r| self.provably_apart(&c, r));
+            let apart =
+                read.iter().filter(|r| r.kind == c.kind).all(|r| self.provably_apart(&c, r));
             if apart {
                 return true;
             }
@@ -831,7 +829,8 @@ impl<'p> Verifier<'p> {
 
     /// Are two chunks of one kind provably of different locations?
     fn provably_apart(&mut self, a: &Chunk, b: &Chunk) -> bool {
-        let differ = |x: &Term, y: &Term| if x == y { Term::ff() } else { Term::ne(x.clone(), y.clone()) };
+        let differ =
+            |x: &Term, y: &Term| if x == y { Term::ff() } else { Term::ne(x.clone(), y.clone()) };
         let mut goals = vec![];
         if let (Some(x), Some(y)) = (&a.recv, &b.recv) {
             goals.push(differ(x, y));

@@ -141,13 +141,15 @@ impl<'p> Verifier<'p> {
                 };
                 self.produce(s, sl, l, &|v, s, ()| v.produce(s, sr.clone(), r, q))
             }
-            ExprKind::Binary { op: BinOp::Implies, l, r } => self.eval_produced(s, l, &|v, s, c| {
-                let s = keep(s);
-                let snap = snap.clone();
-                v.branch(s, c, &|v, s, ()| v.produce(s, snap.clone(), r, q), &|v, s, ()| {
-                    q(v, s, ())
+            ExprKind::Binary { op: BinOp::Implies, l, r } => {
+                self.eval_produced(s, l, &|v, s, c| {
+                    let s = keep(s);
+                    let snap = snap.clone();
+                    v.branch(s, c, &|v, s, ()| v.produce(s, snap.clone(), r, q), &|v, s, ()| {
+                        q(v, s, ())
+                    })
                 })
-            }),
+            }
             ExprKind::Cond { c, a: x, b: y } => self.eval_produced(s, c, &|v, s, tc| {
                 let s = keep(s);
                 let snap = snap.clone();

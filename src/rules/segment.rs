@@ -275,9 +275,16 @@ impl<'p> Verifier<'p> {
                     // `b == a`) are read again from the heap before the consume, as a
                     // field named twice is (`read_location`); what is left stays.
                     let (before, kept) = (s.heap.clone(), h2.clone());
-                    return self.consume_segment(s, before, ta, c, elem, pi, a, &|v, s, _, snap| {
-                        q(v, s, kept.clone(), snap)
-                    });
+                    return self.consume_segment(
+                        s,
+                        before,
+                        ta,
+                        c,
+                        elem,
+                        pi,
+                        a,
+                        &|v, s, _, snap| q(v, s, kept.clone(), snap),
+                    );
                 }
                 Answer::Refuted => {}
             }
