@@ -169,7 +169,16 @@ impl<'p> Verifier<'p> {
                 let pi = self.scale.clone();
                 self.produce_loc(s, snap, a, pi, q)
             }
-            ExprKind::Quant(qn) => self.produce_qp(s, snap, qn, a, q),
+            ExprKind::Quant(qn) => {
+                // Its condition and amount are evaluated while producing, too.
+                let outer = std::mem::replace(&mut self.perm_unknown, true);
+                self.produce_qp(s, snap, qn, a, &|v, s, ()| {
+                    let inner = std::mem::replace(&mut v.perm_unknown, outer);
+                    q(v, s, ());
+                    v.perm_unknown = inner;
+                });
+                self.perm_unknown = outer;
+            }
             ExprKind::Untouched(inner) => {
                 // Consuming `inner` in the current and in the old heap yields equal snapshots.
                 let original = s.clone();
@@ -208,6 +217,17 @@ impl<'p> Verifier<'p> {
     /// Produce the permission `a` (`acc(e.f)`, `acc(a[*])`, a predicate instance) at
     /// amount `pi` (already scaled), with snapshot `snap`.
     fn produce_loc(&mut self, s: State, snap: Term, a: &'p Expr, pi: Term, q: Q<'_, 'p, ()>) {
+        // Receivers, indices and arguments are evaluated while producing.
+        let outer = std::mem::replace(&mut self.perm_unknown, true);
+        self.produce_loc_now(s, snap, a, pi, &|v, s, ()| {
+            let inner = std::mem::replace(&mut v.perm_unknown, outer);
+            q(v, s, ());
+            v.perm_unknown = inner;
+        });
+        self.perm_unknown = outer;
+    }
+
+    fn produce_loc_now(&mut self, s: State, snap: Term, a: &'p Expr, pi: Term, q: Q<'_, 'p, ()>) {
         if pi.as_rat().is_some_and(|r| r == crate::state::term::Rat::ZERO) {
             // Nothing is held at `none`.
             return q(self, s, ());
