@@ -8,7 +8,8 @@
 
 use crate::rules::{Mode, Q, Verifier, sort_of};
 use crate::state::State;
-use crate::state::chunk::ChunkKind;
+use crate::state::chunk::{Chunk, ChunkKind};
+use crate::state::heap::Heap;
 use crate::state::term::{Op, Term};
 use crate::syntax::ast::{
     BinOp, Body, CallRecv, Expr, ExprKind, MemberKind, MemberRef, Span, UnOp,
@@ -380,6 +381,7 @@ impl<'p> Verifier<'p> {
                 self.eval(s, recv, &|v, s, t| {
                     let heap = v.perm_view.clone().unwrap_or_else(|| s.heap.clone());
                     let held = v.held(&heap, &ChunkKind::Field(name.clone()), Some(&t), &[]);
+                    let held = v.perm_read(held);
                     q(v, s, held)
                 })
             }
@@ -394,6 +396,7 @@ impl<'p> Verifier<'p> {
                         let heap = v.perm_view.clone().unwrap_or_else(|| s.heap.clone());
                         let kind = v.pred_kind(p);
                         let held = v.held(&heap, &kind, t0.as_ref(), &targs);
+                        let held = v.perm_read(held);
                         q(v, s, held)
                     })
                 })
@@ -412,11 +415,24 @@ impl<'p> Verifier<'p> {
                     }
                     let heap = v.perm_view.clone().unwrap_or_else(|| s.heap.clone());
                     let held = v.held_elem(&heap, &ta, &ti);
+                    let held = v.perm_read(held);
                     q(v, s, held)
                 })
             }),
             _ => self.internal(&s, loc.span, "`perm` of a non-location"),
         }
+    }
+
+    /// The value of `perm(..)`, given the amount `held` in the heap it reads: that
+    /// amount, except while an assertion is produced, where it is some unknown
+    /// non-negative amount (see `Verifier::perm_unknown`).
+    fn perm_read(&mut self, held: Term) -> Term {
+        if !self.perm_unknown || self.perm_view.is_some() {
+            return held;
+        }
+        let p = self.fresh("perm", crate::state::term::Sort::Perm);
+        self.dec.assume(Term::le(Term::none(), p.clone()));
+        p
     }
 
     /// Why an access lacks permission, in source terms: the location wanted (its
@@ -694,7 +710,7 @@ impl<'p> Verifier<'p> {
             // A call through an interface runs whichever class's method the object
             // has, declared anywhere: declaration order says nothing (section 10).
             let earlier = target < caller && !v.info.in_interface(target);
-            let smaller = !rest.heap.is_empty();
+            let smaller = v.leaves_chunk(&s.heap, &rest.heap);
             // Rule (3), read strictly: the precondition's snapshot is a proper part of
             // an instance opened around the call (a predicate that holds only itself
             // gives none).
@@ -785,6 +801,51 @@ impl<'p> Verifier<'p> {
             v.assume_typed(&term, ty, false);
         }
         q(v, s.clone(), PureCall { term, snap })
+    }
+
+    /// Termination rule (2): after the callee's precondition was read from `before`,
+    /// `after` holds some location the callee did not read. A piece the consume cut
+    /// off a chunk it read (an array segment's remainder) is such a location by
+    /// construction; a chunk it left untouched is one only if it is provably apart from
+    /// every chunk it read: read mode gives no upper-bound facts, so `acc(x) &&
+    /// acc(o.x)` may name one location twice, and then the callee reads all of it.
+    fn leaves_chunk(&mut self, before: &Heap, after: &Heap) -> bool {
+        let read: Vec<Chunk> =
+            before.slots().filter(|(sl, _)| !after.contains(sl)).map(|(_, c)| c.clone()).collect();
+        let left: Vec<(bool, Chunk)> =
+            after.slots().map(|(sl, c)| (before.contains(&sl), c.clone())).collect();
+        for (untouched, c) in left {
+            if !untouched {
+                return true;
+            }
+            let apart =
+                read.iter().filter(|r| r.kind == c.kind).all(|r| self.provably_apart(&c, r));
+            if apart {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Are two chunks of one kind provably of different locations?
+    fn provably_apart(&mut self, a: &Chunk, b: &Chunk) -> bool {
+        let differ =
+            |x: &Term, y: &Term| if x == y { Term::ff() } else { Term::ne(x.clone(), y.clone()) };
+        let mut goals = vec![];
+        if let (Some(x), Some(y)) = (&a.recv, &b.recv) {
+            goals.push(differ(x, y));
+        }
+        goals.extend(a.args.iter().zip(b.args.iter()).map(|(x, y)| differ(x, y)));
+        if a.kind == ChunkKind::Array {
+            // One array: apart where no index is in both.
+            let k = self.fresh("k", crate::state::term::Sort::Int);
+            goals.push(Term::not(Term::and(a.covers(&k), b.covers(&k))));
+        }
+        let goal = Term::or_all(goals);
+        if goal.is_false() {
+            return false;
+        }
+        self.dec.prove(&goal) == crate::decider::Answer::Proved
     }
 
     /// Rule (4) tried and failed: `why` is the failing half.

@@ -187,6 +187,11 @@ pub struct Verifier<'p> {
     /// The heap `perm(..)` reads while a consumed conjunct is evaluated: what is left
     /// after the conjuncts to its left were consumed.
     pub perm_view: Option<crate::state::heap::Heap>,
+    /// Producing an assertion: `perm(..)` is an unknown amount, not the heap's. A
+    /// contract is checked in one state and produced in another (the caller's rest
+    /// and the callee's part, the frame around a loop, the state a `join` forgets),
+    /// so what the checking side read says nothing of the producing side's heap.
+    pub perm_unknown: bool,
     /// `if` statements that run inside an enclosing `if`'s join, without a join of
     /// their own (`exec_if_merging`).
     pub flat_ifs: std::collections::HashSet<*const crate::syntax::ast::Stmt>,
@@ -390,6 +395,7 @@ impl<'p> Verifier<'p> {
             read_mode: false,
             no_bounds: false,
             perm_view: None,
+            perm_unknown: false,
             path_inputs: 0,
             path_ends: Vec::new(),
             path_ends_dropped: 0,

@@ -116,7 +116,7 @@ impl<'p> Verifier<'p> {
             s
         };
         if !self.impure(a) {
-            return self.eval(s, a, &|v, s, t| {
+            return self.eval_produced(s, a, &|v, s, t| {
                 let s = keep(s);
                 if t.is_false() {
                     // An assumption that is false: the path is infeasible.
@@ -141,21 +141,23 @@ impl<'p> Verifier<'p> {
                 };
                 self.produce(s, sl, l, &|v, s, ()| v.produce(s, sr.clone(), r, q))
             }
-            ExprKind::Binary { op: BinOp::Implies, l, r } => self.eval(s, l, &|v, s, c| {
-                let s = keep(s);
-                let snap = snap.clone();
-                v.branch(s, c, &|v, s, ()| v.produce(s, snap.clone(), r, q), &|v, s, ()| {
-                    q(v, s, ())
+            ExprKind::Binary { op: BinOp::Implies, l, r } => {
+                self.eval_produced(s, l, &|v, s, c| {
+                    let s = keep(s);
+                    let snap = snap.clone();
+                    v.branch(s, c, &|v, s, ()| v.produce(s, snap.clone(), r, q), &|v, s, ()| {
+                        q(v, s, ())
+                    })
                 })
-            }),
-            ExprKind::Cond { c, a: x, b: y } => self.eval(s, c, &|v, s, tc| {
+            }
+            ExprKind::Cond { c, a: x, b: y } => self.eval_produced(s, c, &|v, s, tc| {
                 let s = keep(s);
                 let snap = snap.clone();
                 v.branch(s, tc, &|v, s, ()| v.produce(s, snap.clone(), x, q), &|v, s, ()| {
                     v.produce(s, snap.clone(), y, q)
                 })
             }),
-            ExprKind::Frac { acc, amount } => self.eval(s, amount, &|v, s, t| {
+            ExprKind::Frac { acc, amount } => self.eval_produced(s, amount, &|v, s, t| {
                 let s = keep(s);
                 let pi = Term::mul(v.scale.clone(), Term::to_perm(t));
                 if !v.check_nonneg(&s, &pi, a) {
@@ -167,7 +169,16 @@ impl<'p> Verifier<'p> {
                 let pi = self.scale.clone();
                 self.produce_loc(s, snap, a, pi, q)
             }
-            ExprKind::Quant(qn) => self.produce_qp(s, snap, qn, a, q),
+            ExprKind::Quant(qn) => {
+                // Its condition and amount are evaluated while producing, too.
+                let outer = std::mem::replace(&mut self.perm_unknown, true);
+                self.produce_qp(s, snap, qn, a, &|v, s, ()| {
+                    let inner = std::mem::replace(&mut v.perm_unknown, outer);
+                    q(v, s, ());
+                    v.perm_unknown = inner;
+                });
+                self.perm_unknown = outer;
+            }
             ExprKind::Untouched(inner) => {
                 // Consuming `inner` in the current and in the old heap yields equal snapshots.
                 let original = s.clone();
@@ -178,6 +189,18 @@ impl<'p> Verifier<'p> {
             }
             _ => self.internal(&s, a.span, "an assertion form that cannot be produced"),
         }
+    }
+
+    /// Evaluate `e` of an assertion being produced: `perm(..)` in it is an unknown
+    /// amount (`Verifier::perm_unknown`); the continuation runs as before.
+    fn eval_produced(&mut self, s: State, e: &'p Expr, q: Q<'_, 'p, Term>) {
+        let outer = std::mem::replace(&mut self.perm_unknown, true);
+        self.eval(s, e, &|v, s, t| {
+            let inner = std::mem::replace(&mut v.perm_unknown, outer);
+            q(v, s, t);
+            v.perm_unknown = inner;
+        });
+        self.perm_unknown = outer;
     }
 
     /// `π ≥ none`, else failure `negative.permission` at `a` (LANGUAGE.md section 11).
@@ -194,6 +217,17 @@ impl<'p> Verifier<'p> {
     /// Produce the permission `a` (`acc(e.f)`, `acc(a[*])`, a predicate instance) at
     /// amount `pi` (already scaled), with snapshot `snap`.
     fn produce_loc(&mut self, s: State, snap: Term, a: &'p Expr, pi: Term, q: Q<'_, 'p, ()>) {
+        // Receivers, indices and arguments are evaluated while producing.
+        let outer = std::mem::replace(&mut self.perm_unknown, true);
+        self.produce_loc_now(s, snap, a, pi, &|v, s, ()| {
+            let inner = std::mem::replace(&mut v.perm_unknown, outer);
+            q(v, s, ());
+            v.perm_unknown = inner;
+        });
+        self.perm_unknown = outer;
+    }
+
+    fn produce_loc_now(&mut self, s: State, snap: Term, a: &'p Expr, pi: Term, q: Q<'_, 'p, ()>) {
         if pi.as_rat().is_some_and(|r| r == crate::state::term::Rat::ZERO) {
             // Nothing is held at `none`.
             return q(self, s, ());

@@ -270,6 +270,22 @@ impl<'p> Verifier<'p> {
             match self.dec.prove(&goal) {
                 Answer::Proved => able = slots.clone(),
                 Answer::Unknown => return self.fail_unknown(&s, a.span),
+                Answer::Refuted if !h2.identical(&s.heap) => {
+                    // Elements an earlier conjunct read (`acc(a[i]) && acc(b[i])` with
+                    // `b == a`) are read again from the heap before the consume, as a
+                    // field named twice is (`read_location`); what is left stays.
+                    let (before, kept) = (s.heap.clone(), h2.clone());
+                    return self.consume_segment(
+                        s,
+                        before,
+                        ta,
+                        c,
+                        elem,
+                        pi,
+                        a,
+                        &|v, s, _, snap| q(v, s, kept.clone(), snap),
+                    );
+                }
                 Answer::Refuted => {}
             }
         } else {
