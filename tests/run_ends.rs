@@ -289,3 +289,60 @@ fn signals_stop_idf_verify_test_and_report_what_finished() {
         let _ = std::fs::remove_dir_all(&d);
     }
 }
+
+/// `idf-verify test` ends at the first signal even while the member under way is in a
+/// solver query that ignores interrupts (the path exploration of the nonlinear hang):
+/// what finished is reported, exit 128 + the signal's number, no second signal needed.
+#[test]
+fn one_signal_stops_idf_verify_test_in_a_query_that_ignores_interrupts() {
+    use std::io::BufRead;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let hang = std::fs::read_to_string(root.join("tests/hang/nonlinear_timeout.jv")).unwrap();
+    let quick = "class Q {\n  static void m(int y) requires y > 0; { assert y >= 1; }\n}\n";
+    for (signal, code, format) in [("TERM", 143, "human"), ("INT", 130, "json")] {
+        let d = std::env::temp_dir().join(format!("idf-ends-{}-stuck{signal}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("a_quick.jv"), quick).unwrap();
+        std::fs::write(d.join("b_hang.jv"), &hang).unwrap();
+        let mut child = Command::new(bin())
+            .args(["test", "--format", format])
+            .arg(&d)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The quick file comes first; once its member is done (stderr is quiet, so
+        // wait for the path exploration of the hang to be under way a while).
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while err.read_line(&mut line).is_ok_and(|n| n > 0) {
+                line.clear();
+            }
+        });
+        std::thread::sleep(Duration::from_secs(3));
+        let _ =
+            Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
+        let mut out = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut out, &mut text);
+            let _ = tx.send((child.wait(), text));
+        });
+        // One signal is enough: without it stopping, the query runs for minutes.
+        let (status, text) = rx.recv_timeout(Duration::from_secs(60)).expect("exits");
+        assert_eq!(status.unwrap().code(), Some(code), "{signal}: {text}");
+        assert!(!text.contains("C.power"), "{signal}: {text}");
+        if format == "json" {
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(doc["summary"]["interrupted"], true, "{text}");
+            assert_eq!(doc["summary"]["members"], 1, "{text}");
+        } else {
+            assert!(text.contains("Q.m"), "{text}");
+            assert!(text.contains("interrupted: members that had not finished"), "{text}");
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

@@ -101,6 +101,25 @@ pub struct Found {
     pub count: usize,
 }
 
+impl TestSummary {
+    /// Count `other` in as well.
+    fn add(&mut self, other: TestSummary) {
+        self.members += other.members;
+        self.runs += other.runs;
+        self.accepted += other.accepted;
+        self.failures += other.failures;
+        self.out_of_steps += other.out_of_steps;
+        self.input_errors += other.input_errors;
+        self.internal += other.internal;
+        self.paths += other.paths;
+        self.reached += other.reached;
+        self.solved += other.solved;
+        self.saved.extend(other.saved);
+        self.unsaved.extend(other.unsaved);
+        self.interrupted |= other.interrupted;
+    }
+}
+
 /// What testing one member found.
 #[derive(Clone, Debug, Default)]
 pub struct MemberReport {
@@ -288,6 +307,140 @@ pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
     sum
 }
 
+/// One finished member: its share of the summary and its report, rendered (a JSON
+/// record with `--format json`, text otherwise).
+struct Finished {
+    sum: TestSummary,
+    shown: Result<serde_json::Value, Vec<u8>>,
+}
+
+/// Test `members` of `program` one after another on a worker thread with a large
+/// stack (on this thread if none can be made), sending each finished member; the
+/// worker stops before the next member once `opts.stop` is set, and sends nothing
+/// for a member that a signal cut short.
+fn start_members(
+    program: &Arc<Program>,
+    source: &crate::source::Source,
+    members: Vec<(MemberRef, String)>,
+    opts: &TestOptions,
+    current: &Arc<Mutex<Option<Interrupt>>>,
+) -> std::sync::mpsc::Receiver<Finished> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let job = {
+        let program = program.clone();
+        let text = source.text.clone();
+        // The path as messages quote it (control characters escaped).
+        let shown = escape_controls(&source.path).to_string();
+        let opts = opts.clone();
+        let current = current.clone();
+        let path = source.path.clone();
+        move || test_members(&program, (&path, &shown), &text, members, &opts, &current, &tx)
+    };
+    let job = Arc::new(Mutex::new(Some(job)));
+    let run = {
+        let job = job.clone();
+        move || {
+            if let Some(f) = job.lock().ok().and_then(|mut j| j.take()) {
+                f();
+            }
+        }
+    };
+    let spawned =
+        std::thread::Builder::new().stack_size(crate::guard::STACK_SIZE).spawn(run).is_ok();
+    if !spawned && let Some(f) = job.lock().ok().and_then(|mut j| j.take()) {
+        f();
+    }
+    rx
+}
+
+fn test_members(
+    program: &Program,
+    (path, shown): (&str, &str),
+    text: &str,
+    members: Vec<(MemberRef, String)>,
+    opts: &TestOptions,
+    current: &Mutex<Option<Interrupt>>,
+    tx: &std::sync::mpsc::Sender<Finished>,
+) {
+    let stopped = || opts.stop.is_some_and(|s| s.load(Ordering::SeqCst));
+    let info = if opts.solve { Some(crate::rules::info::Info::new(program)) } else { None };
+    for (member, name) in members {
+        if stopped() {
+            return;
+        }
+        let interrupt = Interrupt::default();
+        if let Ok(mut c) = current.lock() {
+            *c = Some(interrupt.clone());
+        }
+        let config = crate::verify::Config {
+            timeout: opts.timeout,
+            interrupt: Some(interrupt),
+            ..Default::default()
+        };
+        let mut internal = 0;
+        let tested = crate::guard::catch_panic(|| match &info {
+            Some(info) => match crate::oracle::paths::test_member_paths(
+                program,
+                info,
+                shown,
+                text,
+                member,
+                &config,
+                opts.per_path,
+                opts.runs,
+                opts.seed,
+            ) {
+                Ok(r) => r,
+                Err(e) => {
+                    internal += 1;
+                    crate::say!("internal error: {name}: {e}");
+                    test_member_random(program, shown, text, member, opts)
+                }
+            },
+            None => test_member_random(program, shown, text, member, opts),
+        });
+        let report = tested.unwrap_or_else(|e| {
+            internal += 1;
+            crate::say!("internal error: {name}: {e}");
+            MemberReport::default()
+        });
+        if stopped() {
+            // Cut short: not a result.
+            return;
+        }
+        let mut sum = TestSummary { internal, ..Default::default() };
+        sum.members = 1;
+        sum.runs = report.runs;
+        sum.accepted = report.accepted;
+        sum.out_of_steps = report.out_of_steps;
+        sum.failures = report.failures.len();
+        if let Some(p) = &report.paths {
+            sum.paths = p.paths;
+            sum.reached = p.reached;
+            sum.solved = p.solved;
+        }
+        if let Some(dir) = &opts.save {
+            for (k, f) in report.failures.iter().enumerate() {
+                match crate::oracle::save::save_failure(dir, program, text, member, &f.inputs, k) {
+                    Ok(p) => sum.saved.push(p),
+                    Err(why) => sum.unsaved.push(format!("{}: {why}", f.message)),
+                }
+            }
+        }
+        let shown = if opts.json {
+            Ok(member_json(path, &name, &report))
+        } else {
+            let mut text = vec![];
+            render_member(&mut text, &name, &report);
+            Err(text)
+        };
+        if tx.send(Finished { sum, shown }).is_err() {
+            // Nobody is listening any more.
+            return;
+        }
+    }
+}
+
 /// Until `done`, interrupt the member under way (`current`) once `stop` is set.
 fn watch(
     stop: &'static AtomicBool,
@@ -310,7 +463,7 @@ fn watch(
 fn run_tests_watched(
     opts: &TestOptions,
     out: &mut dyn Write,
-    current: &Mutex<Option<Interrupt>>,
+    current: &Arc<Mutex<Option<Interrupt>>>,
 ) -> TestSummary {
     let mut sum = TestSummary::default();
     let mut records = vec![];
@@ -345,78 +498,34 @@ fn run_tests_watched(
                 continue;
             }
         };
-        let info = if opts.solve { Some(crate::rules::info::Info::new(&program)) } else { None };
-        // The path as messages quote it (control characters escaped).
-        let shown = escape_controls(&source.path);
-        for (member, name) in select_members(&program, &opts.methods) {
-            if stopped() {
-                sum.interrupted = true;
-                break 'files;
-            }
-            let interrupt = Interrupt::default();
-            if let Ok(mut c) = current.lock() {
-                *c = Some(interrupt.clone());
-            }
-            let config = crate::verify::Config {
-                timeout: opts.timeout,
-                interrupt: Some(interrupt),
-                ..Default::default()
-            };
-            let report = match &info {
-                Some(info) => match crate::oracle::paths::test_member_paths(
-                    &program,
-                    info,
-                    &shown,
-                    &source.text,
-                    member,
-                    &config,
-                    opts.per_path,
-                    opts.runs,
-                    opts.seed,
-                ) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        sum.internal += 1;
-                        crate::say!("internal error: {name}: {e}");
-                        test_member_random(&program, &shown, &source.text, member, opts)
-                    }
-                },
-                None => test_member_random(&program, &shown, &source.text, member, opts),
-            };
-            if stopped() {
-                // Cut short: not a result.
-                sum.interrupted = true;
-                break 'files;
-            }
-            sum.members += 1;
-            sum.runs += report.runs;
-            sum.accepted += report.accepted;
-            sum.out_of_steps += report.out_of_steps;
-            sum.failures += report.failures.len();
-            if let Some(p) = &report.paths {
-                sum.paths += p.paths;
-                sum.reached += p.reached;
-                sum.solved += p.solved;
-            }
-            if let Some(dir) = &opts.save {
-                for (k, f) in report.failures.iter().enumerate() {
-                    match crate::oracle::save::save_failure(
-                        dir,
-                        &program,
-                        &source.text,
-                        member,
-                        &f.inputs,
-                        k,
-                    ) {
-                        Ok(p) => sum.saved.push(p),
-                        Err(why) => sum.unsaved.push(format!("{}: {why}", f.message)),
-                    }
+        // The members run on a worker thread of their own, which reports each finished
+        // member here: after a signal this loop stops at once, even while a solver
+        // query that ignores interrupts keeps the worker busy (it is left behind).
+        let program = Arc::new(program);
+        let members = select_members(&program, &opts.methods);
+        let reports = start_members(&program, &source, members, opts, current);
+        loop {
+            let finished = match reports.recv_timeout(std::time::Duration::from_millis(20)) {
+                Ok(f) => f,
+                // The worker ended (every member done, or stopped by a signal).
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) if !stopped() => break,
+                Err(_) if stopped() => {
+                    sum.interrupted = true;
+                    break 'files;
                 }
+                Err(_) => continue,
+            };
+            if stopped() {
+                // What finishes after the signal is not reported.
+                sum.interrupted = true;
+                break 'files;
             }
-            if opts.json {
-                records.push(member_json(&source.path, &name, &report));
-            } else {
-                render_member(out, &name, &report);
+            sum.add(finished.sum);
+            match finished.shown {
+                Ok(record) => records.push(record),
+                Err(text) => {
+                    let _ = out.write_all(&text);
+                }
             }
         }
     }
