@@ -451,6 +451,39 @@ fn cancelled_runs_leave_no_solver_work_behind() {
     assert_eq!(c.finish(), 0);
 }
 
+/// A member whose query ignores interrupts too (Z3 4.8.12's nlsat on a long product),
+/// from tests/hang/nonlinear_timeout.jv.
+fn deaf(edit: usize) -> String {
+    let product = vec!["x"; 50].join(" * ");
+    format!(
+        "class C {{\n  static void power(int x) {{\n    int k = {edit};\n    if (x > {product}) {{ }}\n  }}\n}}\n"
+    )
+}
+
+/// Edits inside a member whose query cannot be stopped leave at most that one busy
+/// thread behind, not one more per edit: while it runs, the member (by name) is
+/// reported as a timeout at once instead of run again.
+#[test]
+fn edits_inside_a_member_deaf_to_interrupts_leave_one_busy_thread() {
+    let mut c = Client::start();
+    c.initialize(json!({"timeout": 1, "debounceMs": 0, "jobs": 1}));
+    c.request("textDocument/codeLens", json!({"textDocument": {"uri": URI}}));
+    let idle = threads(&c);
+    c.open(URI, 1, &deaf(1));
+    let d = c.settled(URI, 1);
+    assert_eq!(codes_and_lines(&d), [("verification.timeout".to_string(), 1)], "{d:#?}");
+    for v in 2..=6 {
+        c.change(URI, v, &deaf(v as usize));
+        let d = c.settled(URI, v);
+        assert_eq!(codes_and_lines(&d), [("verification.timeout".to_string(), 1)], "{d:#?}");
+    }
+    // The first run's worker stays in Z3 (and Z3 keeps a few idle timer threads); each
+    // later edit would otherwise have left one more.
+    let busy = threads(&c);
+    assert!(busy <= idle + 4, "{busy} threads, {idle} idle");
+    assert_eq!(c.finish(), 0);
+}
+
 /// Runs in flight are bounded by `jobs`: documents opened while the one slot is taken
 /// wait (no thread of theirs starts), run in their newest version when their turn
 /// comes, and a document closed while it waits is never run.

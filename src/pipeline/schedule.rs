@@ -57,13 +57,13 @@ struct Shared {
     queue: Mutex<VecDeque<usize>>,
     /// The members in flight, with when they started, how to stop them and their
     /// fingerprints.
-    running: Mutex<std::collections::HashMap<usize, (Instant, Interrupt, u64)>>,
+    running: Mutex<std::collections::HashMap<usize, (Instant, Interrupt, Fp)>>,
 }
 
 impl Shared {
     /// Interrupt every member in flight (the run stops), and keep at it for a while.
     fn interrupt_all(&self) {
-        let members: Vec<(Interrupt, u64)> = self
+        let members: Vec<(Interrupt, Fp)> = self
             .running
             .lock()
             .map(|r| r.values().map(|(_, i, fp)| (i.clone(), *fp)).collect())
@@ -75,31 +75,44 @@ impl Shared {
 /// The members (by [`fingerprint`]) whose solver work could not be stopped in this
 /// process: a query that checks neither its limits nor interrupts (Z3 4.8.12 on some
 /// nonlinear terms) keeps its thread busy for good. Such a member is not verified
-/// again unchanged: it is reported as a timeout at once, so that a server re-verifying
-/// a file after each edit does not leave one more busy thread behind each time.
-static STUCK: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+/// again unchanged, nor, while that thread is still busy, in another text of the same
+/// name (an edit inside it): it is reported as a timeout at once, so that a server
+/// re-verifying a file after each edit leaves at most one busy thread per member name
+/// behind, not one more per edit.
+static STUCK: Mutex<Vec<(Fp, Interrupt)>> = Mutex::new(Vec::new());
+
+/// A member's keys for `STUCK`: its text, name and settings (`text`), and its name and
+/// settings alone (`name`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fp {
+    text: u64,
+    name: u64,
+}
 
 /// A member's text, name and the settings its verification depends on.
-fn fingerprint(it: &Item, config: &Config) -> u64 {
+fn fingerprint(it: &Item, config: &Config) -> Fp {
     use std::hash::{Hash, Hasher};
     let m = &it.program.classes[it.member.class].members[it.member.member];
     let mut h = std::collections::hash_map::DefaultHasher::new();
     it.name.hash(&mut h);
-    it.text.get(m.span.start as usize..m.span.end as usize).unwrap_or_default().hash(&mut h);
     (config.infer, config.merge, config.smoke, config.rlimit).hash(&mut h);
     config.timeout.map(f64::to_bits).hash(&mut h);
-    h.finish()
+    let name = h.finish();
+    it.text.get(m.span.start as usize..m.span.end as usize).unwrap_or_default().hash(&mut h);
+    Fp { text: h.finish(), name }
 }
 
-fn note_stuck(fp: u64) {
+fn note_stuck(fp: Fp, interrupt: &Interrupt) {
     let mut stuck = STUCK.lock().unwrap_or_else(|e| e.into_inner());
-    if !stuck.contains(&fp) {
-        stuck.push(fp);
+    if !stuck.iter().any(|(f, _)| *f == fp) {
+        stuck.push((fp, interrupt.clone()));
     }
 }
 
-fn is_stuck(fp: u64) -> bool {
-    STUCK.lock().is_ok_and(|s| s.contains(&fp))
+fn is_stuck(fp: Fp) -> bool {
+    STUCK.lock().is_ok_and(|s| {
+        s.iter().any(|(f, i)| f.text == fp.text || (f.name == fp.name && !i.finished()))
+    })
 }
 
 /// How long stopped members are interrupted again: an interrupt that arrives while
@@ -110,7 +123,7 @@ const REINTERRUPT_FOR: Duration = Duration::from_secs(2);
 /// Interrupt `members` now and, on a small thread of its own, every 20 ms until each
 /// has ended or `REINTERRUPT_FOR` has passed; those still running then are noted as
 /// stuck (`STUCK`).
-fn keep_interrupting(members: Vec<(Interrupt, u64)>) {
+fn keep_interrupting(members: Vec<(Interrupt, Fp)>) {
     for (m, _) in &members {
         m.interrupt();
     }
@@ -127,7 +140,7 @@ fn keep_interrupting(members: Vec<(Interrupt, u64)>) {
         }
         for (m, fp) in &members {
             if !m.finished() {
-                note_stuck(*fp);
+                note_stuck(*fp, m);
             }
         }
     });
@@ -202,8 +215,8 @@ fn verify_and_replay(it: &Item, config: &Config) -> MemberOutcome {
 fn not_again(it: &Item) -> MemberOutcome {
     timed_out(
         it,
-        "not verified again: a solver query of this member, unchanged, could not be stopped \
-         earlier in this process"
+        "not verified again: a solver query of this member could not be stopped earlier in \
+         this process (and is still running, or the member is unchanged)"
             .into(),
         0.0,
     )
@@ -364,8 +377,8 @@ pub fn run_members(
                     }
                     r.iter()
                         .filter(|(_, (t, _, _))| t.elapsed() > budget)
-                        .map(|(wi, (t, _, fp))| {
-                            note_stuck(*fp);
+                        .map(|(wi, (t, i, fp))| {
+                            note_stuck(*fp, i);
                             (*wi, t.elapsed())
                         })
                         .collect()
