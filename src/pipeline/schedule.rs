@@ -465,7 +465,7 @@ mod tests {
             let _ = tx.send(outcome);
         });
         std::thread::sleep(Duration::from_millis(500));
-        keep_interrupting(vec![(interrupt.clone(), 0)]);
+        keep_interrupting(vec![(interrupt.clone(), Fp { text: 0, name: 0 })]);
         // Without the interrupt, the query runs on for minutes.
         let outcome = rx.recv_timeout(Duration::from_secs(120)).expect("the member ends");
         let MemberOutcome::Done(r) = outcome else { panic!("{outcome:?}") };
