@@ -84,8 +84,58 @@ impl<'p> Verifier<'p> {
         let last = it.next().map(|l| l.value.clone()).unwrap_or_else(Term::tt);
         let body =
             it.fold(last, |acc, l| Term::ite(Term::and_all(l.conds.clone()), l.value.clone(), acc));
-        let t = Term::quant_named(qn.kind == QuantKind::Forall, vars, groups, body, Some(name));
+        let forall = qn.kind == QuantKind::Forall;
+        let finite = if groups.is_empty() { self.finite_range(&vars, &body, forall) } else { None };
+        let t = match finite {
+            Some(t) => t,
+            None => Term::quant_named(forall, vars, groups, body, Some(name)),
+        };
         q(self, s, t)
+    }
+
+    /// A quantifier with no trigger over one integer that its body confines to a few
+    /// literal values (`exists k :: 0 <= k && k < 3 && s[k] == 2` over a literal
+    /// sequence, whose reads fold to values: no term is left to match), as the
+    /// conjunction (`forall`) or disjunction (`exists`) of its instances at those
+    /// values. E-matching could instantiate it nowhere; the instances say exactly what
+    /// it says once the solver shows that the body is vacuous outside the range (the
+    /// range is guessed from the literals the bound symbol is compared with).
+    fn finite_range(&mut self, vars: &[Term], body: &Term, forall: bool) -> Option<Term> {
+        const MAX_VALUES: i64 = 16;
+        let [x] = vars else { return None };
+        let mut lits: Vec<i64> = vec![];
+        for n in body.nodes_where(|t| matches!(t.op(), Op::Lt | Op::Le | Op::Eq)) {
+            let (a, b) = (&n.args()[0], &n.args()[1]);
+            let lit = if a == x {
+                b.as_int()
+            } else if b == x {
+                a.as_int()
+            } else {
+                None
+            };
+            lits.extend(lit);
+        }
+        let (lo, hi) = (*lits.iter().min()?, *lits.iter().max()? + 1);
+        if hi - lo > MAX_VALUES {
+            return None;
+        }
+        let at = |v: i64| {
+            let mut m = crate::state::term::TermMap::default();
+            m.insert(x.clone(), Term::int(v));
+            body.substitute(&m)
+        };
+        // Outside [lo, hi) the body is `true` (forall) or `false` (exists) on this path.
+        let c = self.fresh("k", Sort::Int);
+        let mut m = crate::state::term::TermMap::default();
+        m.insert(x.clone(), c.clone());
+        let inst = body.substitute(&m);
+        let outside = Term::or(Term::lt(c.clone(), Term::int(lo)), Term::le(Term::int(hi), c));
+        let counter = if forall { Term::not(inst) } else { inst };
+        if self.dec.check(&Term::and(outside, counter)) != crate::decider::Sat::Unsat {
+            return None;
+        }
+        let each: Vec<Term> = (lo..hi).map(at).collect();
+        Some(if forall { Term::and_all(each) } else { Term::or_all(each) })
     }
 
     /// Assume the facts of the leaves of a quantifier's body: those that mention a

@@ -197,7 +197,7 @@ impl Term {
 
     /// The distinct nodes of `self` (a DAG: each visited once, without recursion)
     /// that `keep` selects, in first-seen order.
-    fn nodes_where(&self, keep: impl Fn(&Term) -> bool) -> Vec<Term> {
+    pub(crate) fn nodes_where(&self, keep: impl Fn(&Term) -> bool) -> Vec<Term> {
         let mut out = vec![];
         let mut seen = std::collections::HashSet::new();
         let mut stack = vec![self.clone()];
