@@ -177,7 +177,7 @@ def arrayloop(n, bad=False):
 def members(n, bad=False):
     """benches/members.py's program; the wrong constant: the middle member's postcondition."""
     import members as m
-    jv = m.program(n).rstrip("\n").split("\n")
+    jv = m.cell(n).rstrip("\n").split("\n")
     if bad:
         i = n // 2
         line = next(j for j, l in enumerate(jv) if l.startswith(f"  void m{i}("))
