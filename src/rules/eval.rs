@@ -326,12 +326,23 @@ impl<'p> Verifier<'p> {
     /// evaluated under without asking whether it can hold: with many quantified facts
     /// on the path, the solver takes long to say it can, and should it not, the
     /// operand's value computed under it matters nowhere.
+    /// Likewise a conjunction of comparisons each of which mentions such a symbol
+    /// (`0 <= i && i < j && j < a.length`: the guard of a quantifier over two
+    /// indices): whether it can hold depends on the bounds alone, and evaluating
+    /// under a guard that cannot is only wasted work (a check under it is proved, a
+    /// failure there is pruned as on any contradictory path).
     fn bounds_fresh(&self, guard: &Term) -> bool {
-        guard.symbols().iter().any(|x| {
-            x.sort() == crate::state::term::Sort::Int
-                && !self.dec.mentions(x)
-                && crate::rules::interval::only_bounds(guard, x)
-        })
+        // The index symbol of quantified permissions stands for every index: what the
+        // path says of it is guarded by conditions on it (`0 <= i# ==> a.length >= 0`).
+        let index = Chunk::index();
+        let fresh = |x: &Term| {
+            x.sort() == crate::state::term::Sort::Int && (*x == index || !self.dec.mentions(x))
+        };
+        let symbols = guard.symbols();
+        if symbols.iter().any(|x| fresh(x) && crate::rules::interval::only_bounds(guard, x)) {
+            return true;
+        }
+        crate::rules::interval::compares_fresh(guard, &fresh)
     }
 
     /// Read `t.f` (`e` is the field expression), opening a predicate that provides it

@@ -380,6 +380,16 @@ impl<'p> Verifier<'p> {
                 None => self.assume_leaf_facts(&crate::rules::expand(&leaves)),
                 Some(arm) => self.assume_by_splits(&leaves, arm),
             }
+            if after.completed > before.completed {
+                // Some paths left the `if` by `return` (and completed): the merged path
+                // is the leaves' alone, so one of their conditions holds. Without this,
+                // a state merged from `lo = mid + 1` and `hi = mid` after `else return
+                // mid;` also allows `a[mid] == x` with `hi = mid`.
+                let full = crate::rules::expand(&leaves);
+                let some =
+                    Term::or_all(full.iter().map(|l| Term::and_all(l.conds.clone())).collect());
+                self.dec.assume(some);
+            }
             for d in definitions {
                 self.dec.assume(d);
             }

@@ -257,6 +257,27 @@ pub fn only_bounds(c: &Term, i: &Term) -> bool {
     Conj::of(c, i).is_some_and(|k| !k.is_empty())
 }
 
+/// Is `c` a conjunction of integer comparisons each of which mentions a symbol that
+/// `fresh` accepts (`0 <= i && i < j && j < n`, with `i` and `j` fresh)?
+pub fn compares_fresh(c: &Term, fresh: &dyn Fn(&Term) -> bool) -> bool {
+    fn conjuncts<'t>(t: &'t Term, out: &mut Vec<&'t Term>) {
+        if *t.op() == Op::And {
+            t.args().iter().for_each(|a| conjuncts(a, out));
+        } else {
+            out.push(t);
+        }
+    }
+    let mut atoms = vec![];
+    conjuncts(c, &mut atoms);
+    !atoms.is_empty()
+        && atoms.iter().all(|a| {
+            let a = if *a.op() == Op::Not { &a.args()[0] } else { a };
+            matches!(a.op(), Op::Le | Op::Lt | Op::Eq)
+                && a.args().iter().all(|x| x.sort() == crate::state::term::Sort::Int)
+                && a.symbols().iter().any(fresh)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::empty;
@@ -264,6 +285,26 @@ mod tests {
 
     fn v(name: &str) -> Term {
         Term::var(name, Sort::Int)
+    }
+
+    #[test]
+    fn comparisons_each_with_a_fresh_symbol() {
+        use super::compares_fresh;
+        let (i, j, n) = (v("i"), v("j"), v("n"));
+        let fresh = |x: &Term| *x == i || *x == j;
+        let two = Term::and_all(vec![
+            Term::le(Term::int(0), i.clone()),
+            Term::lt(i.clone(), j.clone()),
+            Term::lt(j.clone(), n.clone()),
+        ]);
+        assert!(compares_fresh(&two, &fresh));
+        // An atom on the path's symbols alone (`0 < n`) may be what makes it empty.
+        let with_n = Term::and(two.clone(), Term::lt(Term::int(0), n.clone()));
+        assert!(!compares_fresh(&with_n, &fresh));
+        // Anything but a comparison of integers is left to the solver.
+        let b = Term::var("b", Sort::Bool);
+        assert!(!compares_fresh(&Term::and(two, b), &fresh));
+        assert!(!compares_fresh(&Term::lt(n.clone(), Term::int(3)), &fresh));
     }
 
     #[test]
