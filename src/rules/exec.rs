@@ -881,7 +881,7 @@ impl<'p> Verifier<'p> {
                                 }
                                 ret(v, s)
                             };
-                            v.branch(
+                            v.branch_then(
                                 s,
                                 c,
                                 &|v, s, ()| {
@@ -908,8 +908,8 @@ impl<'p> Verifier<'p> {
                 v.produce_all(havocked, snap, invs, &|v, s, ()| {
                     v.eval(s, cond, &|v, s, c| {
                         // Another iteration: the body's check covers it.
-                        v.branch(s, c, &|v, _, ()| v.stats.ledger.completed += 1, &|v, s, ()| {
-                            q(v, s, ())
+                        v.branch_then(s, Term::not(c), &|v, s, ()| q(v, s, ()), &|v, _, ()| {
+                            v.stats.ledger.completed += 1
                         })
                     })
                 });

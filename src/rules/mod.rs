@@ -867,6 +867,35 @@ impl<'p> Verifier<'p> {
         }
     }
 
+    /// As `branch`, for an `els` that only ends its path (another part of the rule
+    /// covers that side, as a loop's body check and the code after the loop cover each
+    /// other's side of the condition): when `cond` can hold, `then` goes on under it and
+    /// the other side is not asked about (one feasibility query instead of two: both
+    /// sides of a loop's condition usually can hold, and each query reads every
+    /// quantified fact of the path). Only when `cond` cannot hold does `els` run.
+    pub fn branch_then(
+        &mut self,
+        state: State,
+        cond: Term,
+        then: Q<'_, 'p, ()>,
+        els: Q<'_, 'p, ()>,
+    ) {
+        if self.stopped() {
+            return;
+        }
+        let decided = cond.is_true()
+            || cond.is_false()
+            || self.dec.known(&cond)
+            || self.dec.known(&Term::not(cond.clone()));
+        if !decided && (self.dec.independent(&cond) || self.feasible(&cond)) {
+            // The side not taken would have ended at once: neither started nor ended.
+            self.dec.assume_branch(cond);
+            return then(self, state, ());
+        }
+        // Decided, or `cond` shown infeasible (remembered: `branch` asks nothing more).
+        self.branch(state, cond, then, els)
+    }
+
     /// Is this path's condition satisfiable? (`unknown` counts as satisfiable.)
     pub fn path_feasible(&mut self) -> bool {
         self.dec.check(&Term::tt()) != crate::decider::Sat::Unsat
