@@ -52,6 +52,23 @@ fn the_counterexample_shows_sequences_by_their_elements() {
 }
 
 #[test]
+fn a_sequence_in_a_counterexample_is_short_and_replayed() {
+    // Nothing in the path bounds `s`: the solver's first model may make it thousands of
+    // elements long and give none of them.
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/debugging/failures.jv");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_idf-verify"))
+        .args(["--no-cache", "--no-fixes", "--counterexample", "--method", "Cell.prepend"])
+        .arg(file)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("error[postcondition.violated]"), "{text}");
+    assert!(text.contains("    s = seq("), "{text}");
+    // The run starts from that sequence (not from an empty one) and fails too.
+    assert!(text.contains("confirmed by execution from s = seq("), "{text}");
+}
+
+#[test]
 fn replaying_a_long_array_stops_within_its_budget_and_shows_a_short_input() {
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/debugging/long_replay.jv");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_idf-verify"))

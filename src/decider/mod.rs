@@ -678,10 +678,15 @@ impl Decider {
 
     /// Values of `terms` in a model of Σ ∪ {t}, printed by Z3.
     /// Asked of a new Z3 context holding exactly Σ (see [`z3::fresh_model_values`]).
-    pub fn model_values(&mut self, t: &Term, terms: &[Term]) -> Option<Vec<Option<String>>> {
+    pub fn model_values(
+        &mut self,
+        t: &Term,
+        terms: &[Term],
+        prefer: &[Term],
+    ) -> Option<Vec<Option<String>>> {
         let limits = self.fresh_limits()?;
         let sigma: Vec<Term> = self.pc.iter().map(|e| e.term.clone()).collect();
-        z3::fresh_model_values(&sigma, t, terms, limits)
+        z3::fresh_model_values(&sigma, t, terms, prefer, limits)
     }
 
     /// Up to `k` distinct models of the path condition (and `also`; satisfying `prefer`

@@ -1477,9 +1477,21 @@ pub fn fresh_model_values(
     assumptions: &[Term],
     t: &Term,
     terms: &[Term],
+    prefer: &[Term],
     limits: Limits,
 ) -> Option<Vec<Option<String>>> {
     let mut b = Backend::holding(assumptions, limits);
+    // A model that also satisfies `prefer` when there is one.
+    if !prefer.is_empty() {
+        b.push();
+        for p in prefer {
+            b.assert(p);
+        }
+        if let Some(values) = b.model_values(t, terms) {
+            return Some(values);
+        }
+        b.pop();
+    }
     b.model_values(t, terms)
 }
 

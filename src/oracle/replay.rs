@@ -107,6 +107,9 @@ fn value_in(ids: &HashMap<String, usize>, v: &ModelValue) -> Value {
         ModelValue::Bool(b) => Value::Bool(*b),
         ModelValue::Null => Value::Null,
         ModelValue::Ref(r) => ids.get(r).map(|&o| Value::Ref(o)).unwrap_or(Value::Null),
+        ModelValue::Seq(xs) => {
+            Value::Seq(std::rc::Rc::new(xs.iter().map(|x| value_in(ids, x)).collect()))
+        }
     }
 }
 

@@ -134,6 +134,8 @@ pub enum ModelValue {
     Null,
     /// An object, by the model's name for it.
     Ref(String),
+    /// A sequence, element by element.
+    Seq(Vec<ModelValue>),
 }
 
 /// A model's values of a member's entry state: `this` and the parameters, and the

@@ -357,6 +357,15 @@ pub fn counterexample(
             store.push((p.name.name.clone(), crate::rules::sort_of(&p.ty)));
         }
     }
+    // Sequence parameters of integers or booleans, read for the replay as far as the
+    // model gives them whole.
+    let seq_params: Vec<(String, Term)> = store
+        .iter()
+        .filter(|(_, s)| {
+            matches!(s, Sort::Seq(..)) && matches!(s.seq_elem(), Sort::Int | Sort::Bool)
+        })
+        .map(|(x, s)| (x.clone(), Term::var(x, *s)))
+        .collect();
     store.retain(|(_, s)| matches!(s, Sort::Int | Sort::Bool | Sort::Ref));
     for (x, sort) in &store {
         terms.push(Term::var(x, *sort));
@@ -382,18 +391,32 @@ pub fn counterexample(
     }
     // Each sequence's length and first elements, after everything else.
     let seq_start = terms.len();
-    for (_, t) in &seqs {
+    for (_, t) in seqs.iter().chain(&seq_params) {
         terms.push(Term::seq_len(t.clone()));
         for k in 0..SEQ_SHOWN {
             terms.push(Term::seq_at(t.clone(), Term::int(k as i64)));
         }
     }
+    // Small values where the failure allows them: integers within a thousand, sequences
+    // short enough to be shown whole (the solver's first model may give `s.length =
+    // 7720` and no element).
+    let mut prefer = vec![];
+    for t in &terms[..seq_start] {
+        if t.sort() == Sort::Int {
+            prefer.push(Term::le(Term::int(-SMALL), t.clone()));
+            prefer.push(Term::le(t.clone(), Term::int(SMALL)));
+        }
+    }
+    for (_, t) in seqs.iter().chain(&seq_params) {
+        prefer.push(Term::le(Term::seq_len(t.clone()), Term::int(SEQ_SHOWN as i64)));
+    }
     // The model's element for `null` (the solver names every object alike).
     terms.push(Term::null());
-    let mut values = v.dec.model_values(&Term::not(goal.clone()), &terms)?;
+    let mut values = v.dec.model_values(&Term::not(goal.clone()), &terms, &prefer)?;
     terms.pop();
     let null = values.pop().flatten();
-    let seq_values = values.split_off(seq_start);
+    let mut seq_values = values.split_off(seq_start);
+    let param_values = seq_values.split_off((SEQ_SHOWN + 1) * seqs.len());
     terms.truncate(seq_start);
     for (t, val) in terms.iter().zip(values.iter_mut()) {
         if t.sort() == Sort::Ref && val.is_some() && *val == null {
@@ -474,7 +497,29 @@ pub fn counterexample(
             _ => {}
         }
     }
+    for ((x, t), vals) in seq_params.iter().zip(param_values.chunks(SEQ_SHOWN + 1)) {
+        if let Some(val) = model_seq(t.sort().seq_elem(), vals) {
+            entry.store.push((x.clone(), val));
+        }
+    }
     Some((out, v.member.map(|_| entry)))
+}
+
+/// A sequence of integers or booleans whose model gives its length (at most
+/// `SEQ_SHOWN`) and every element (`vals`: the length, then the first elements).
+fn model_seq(elem: Sort, vals: &[Option<String>]) -> Option<ModelValue> {
+    let n: usize = readable_int(vals.first()?.as_ref()?).parse().ok()?;
+    if n > SEQ_SHOWN {
+        return None;
+    }
+    let elems = vals.get(1..=n)?.iter().map(|x| {
+        let raw = x.as_ref()?;
+        Some(match elem {
+            Sort::Bool => ModelValue::Bool(raw == "true"),
+            _ => ModelValue::Int(readable_int(raw)),
+        })
+    });
+    Some(ModelValue::Seq(elems.collect::<Option<Vec<_>>>()?))
 }
 
 /// Z3 prints negative numbers as `(- 1)`.
@@ -504,6 +549,8 @@ fn readable_int(v: &str) -> String {
 /// How many elements of a sequence a counterexample lists; a longer one is shown by
 /// its length.
 const SEQ_SHOWN: usize = 4;
+/// Counterexamples prefer integers within `-SMALL ..= SMALL`.
+const SMALL: i64 = 1000;
 
 /// `l = seq(1, 2)` for a short sequence of integers or booleans whose model gives its
 /// length and elements (`vals`: the length, then the first elements); `l.length = 7`

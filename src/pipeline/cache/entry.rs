@@ -70,6 +70,7 @@ enum ValueE {
     Bool(bool),
     Null,
     Ref(String),
+    Seq(Vec<ValueE>),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -128,6 +129,7 @@ fn value_e(v: &ModelValue) -> ValueE {
         ModelValue::Bool(b) => ValueE::Bool(*b),
         ModelValue::Null => ValueE::Null,
         ModelValue::Ref(s) => ValueE::Ref(s.clone()),
+        ModelValue::Seq(xs) => ValueE::Seq(xs.iter().map(value_e).collect()),
     }
 }
 
@@ -137,6 +139,7 @@ fn value(v: &ValueE) -> ModelValue {
         ValueE::Bool(b) => ModelValue::Bool(*b),
         ValueE::Null => ModelValue::Null,
         ValueE::Ref(s) => ModelValue::Ref(s.clone()),
+        ValueE::Seq(xs) => ModelValue::Seq(xs.iter().map(value).collect()),
     }
 }
 
