@@ -51,17 +51,23 @@ fn the_counterexample_shows_sequences_by_their_elements() {
     assert!(!text.contains("!val!"), "{text}");
 }
 
+/// What `idf-verify --counterexample --method MEMBER tests/debugging/FILE` prints (its
+/// failures replayed, as the command line does).
+fn counterexample_of(file: &str, member: &str) -> String {
+    let path = format!("{}/tests/debugging/{file}", env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_idf-verify"))
+        .args(["--no-cache", "--no-fixes", "--counterexample", "--method", member])
+        .arg(path)
+        .output()
+        .expect("runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn a_sequence_in_a_counterexample_is_short_and_replayed() {
     // Nothing in the path bounds `s`: the solver's first model may make it thousands of
     // elements long and give none of them.
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/debugging/failures.jv");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_idf-verify"))
-        .args(["--no-cache", "--no-fixes", "--counterexample", "--method", "Cell.prepend"])
-        .arg(file)
-        .output()
-        .expect("runs");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = counterexample_of("failures.jv", "Cell.prepend");
     assert!(text.contains("error[postcondition.violated]"), "{text}");
     assert!(text.contains("    s = seq("), "{text}");
     // The run starts from that sequence (not from an empty one) and fails too.
@@ -70,13 +76,7 @@ fn a_sequence_in_a_counterexample_is_short_and_replayed() {
 
 #[test]
 fn replaying_a_long_array_stops_within_its_budget_and_shows_a_short_input() {
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/debugging/long_replay.jv");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_idf-verify"))
-        .args(["--no-cache", "--no-fixes", "--counterexample", "--method", "Scan.firstIsPositive"])
-        .arg(file)
-        .output()
-        .expect("runs");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = counterexample_of("long_replay.jv", "Scan.firstIsPositive");
     assert!(text.contains("error[assert.failed]"), "{text}");
     assert!(text.contains("by execution from"), "{text}");
     // An array of thousands of elements is shown by its first ones and its length.
