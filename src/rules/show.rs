@@ -397,12 +397,15 @@ pub fn counterexample(
             terms.push(Term::seq_at(t.clone(), Term::int(k as i64)));
         }
     }
-    // Small values where the failure allows them: integers within a thousand, sequences
-    // short enough to be shown whole (the solver's first model may give `s.length =
+    // Small values where the failure allows them: integers within a thousand, arrays of
+    // at most eight elements, sequences short enough to be shown whole (the solver's first model may give `s.length =
     // 7720` and no element).
     let mut prefer = vec![];
     for t in &terms[..seq_start] {
-        if t.sort() == Sort::Int {
+        if *t.op() == crate::state::term::Op::Len {
+            // Arrays short enough for a run to show whole.
+            prefer.push(Term::le(t.clone(), Term::int(SEQ_SHOWN as i64 * 2)));
+        } else if t.sort() == Sort::Int {
             prefer.push(Term::le(Term::int(-SMALL), t.clone()));
             prefer.push(Term::le(t.clone(), Term::int(SMALL)));
         }
