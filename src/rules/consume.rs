@@ -391,6 +391,29 @@ impl<'p> Verifier<'p> {
         if pi.as_rat() == Some(crate::state::term::Rat::ZERO) {
             return q(self, s, h2, Term::unit());
         }
+        if self.read_mode && pi.as_rat().is_none() {
+            // Read mode asks for some amount only where the amount named is positive
+            // (`acc(x.f, b ? write : none)` asks nothing when `!b`): split on it.
+            let positive = Term::lt(Term::none(), pi.clone());
+            let h2b = h2.clone();
+            return self.branch(
+                s,
+                positive,
+                &|v, s, ()| {
+                    v.consume_field(
+                        s,
+                        h2.clone(),
+                        t.clone(),
+                        name.clone(),
+                        a,
+                        Term::write(),
+                        depth,
+                        q,
+                    )
+                },
+                &|v, s, ()| q(v, s, h2b.clone(), Term::unit()),
+            );
+        }
         if self.read_mode {
             match self.read_location(&s, h2.clone(), &kind, Some(&t), &[]) {
                 Ok((h2, value)) => return q(self, s, h2, Term::wrap(value)),

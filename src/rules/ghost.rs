@@ -219,6 +219,22 @@ impl<'p> Verifier<'p> {
                     }
                     Take::Done(..) => q(v, s, ()),
                     Take::Unknown => v.fail_unknown(&s, span),
+                    Take::Missing(..)
+                        if open
+                            && (v.read_mode || v.termination.is_some())
+                            && let Ok((heap, snap)) =
+                                v.read_location(&s, s.heap.clone(), &kind, t0.as_ref(), &targs) =>
+                    {
+                        // In a pure method's body or a pure call's precondition an
+                        // instance held at any positive amount may be opened, whatever
+                        // amount is named (Viper's function semantics): its body is
+                        // produced at an unknown positive amount, which implies no
+                        // more than some amount being held.
+                        let rho = v.fresh("rd", crate::state::term::Sort::Perm);
+                        v.dec.assume(Term::lt(Term::none(), rho.clone()));
+                        let rest = State { heap, old: s.old.clone(), store: s.store.clone() };
+                        v.produce_body(rest, target, t0.clone(), &targs, snap, rho, q)
+                    }
                     Take::Missing(..) => {
                         let what = format!(
                             "no predicate instance `{}` to open",
@@ -255,6 +271,20 @@ impl<'p> Verifier<'p> {
         let kind = self.pred_kind(p);
         if pi.as_rat() == Some(crate::state::term::Rat::ZERO) {
             return q(self, s, h2, Term::unit());
+        }
+        if self.read_mode && pi.as_rat().is_none() {
+            // Read mode asks for some amount only where the amount named is positive.
+            let positive = Term::lt(Term::none(), pi.clone());
+            let h2b = h2.clone();
+            return self.branch(
+                s,
+                positive,
+                &|v, s, ()| {
+                    let (recv, args) = (recv.clone(), args.clone());
+                    v.consume_pred(s, h2.clone(), p, recv, args, a, Term::write(), q)
+                },
+                &|v, s, ()| q(v, s, h2b.clone(), Term::unit()),
+            );
         }
         let taken = if self.read_mode {
             match self.read_location(&s, h2.clone(), &kind, recv.as_ref(), &args) {

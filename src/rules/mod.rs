@@ -770,7 +770,12 @@ impl<'p> Verifier<'p> {
         }
         match self.dec.prove(goal) {
             Answer::Proved => {
-                if self.dec.quantified {
+                // Also a fact about sequences: the laws are quantifiers, which the
+                // fact's terms can instantiate later (`assert s[2..] == t;` makes
+                // `f(s[2..])` and `f(t)` one value through extensionality).
+                if self.dec.quantified
+                    || !goal.nodes_where(|t| matches!(t.sort(), Sort::Seq(..))).is_empty()
+                {
                     self.dec.assume(goal.clone());
                 }
                 true

@@ -357,17 +357,27 @@ impl<'p> Verifier<'p> {
             }
             if bounded || fractional {
                 let sum = Term::add(o.perm.clone(), pi.clone());
+                // Both held: one value. An amount that may be `none` (`b ? 1/5 : none`
+                // left after a consume) holds nothing, and its value says nothing about
+                // the location: the equality holds only where both amounts are positive,
+                // and the merged chunk has the new value where the old amount is `none`.
+                let both = Term::and(positive(&o.perm), positive(&pi));
                 let eq = Term::eq(o.value.clone(), c.value.clone());
-                if eq.is_false() {
+                if eq.is_false() && both.is_true() {
                     self.stats.ledger.pruned += 1;
                     return;
                 }
-                self.dec.assume_derived(eq);
+                self.dec.assume_derived(Term::implies(both, eq));
                 if bounded && !self.no_bounds && sum.as_rat().is_none() {
                     self.dec.assume_derived(Term::le(sum.clone(), Term::write()));
                 }
                 let kept_built = matches!(o.value.op(), Op::Store | Op::ConstArr(_));
+                let old_held = positive(&o.perm);
+                let old_value = o.value.clone();
                 let mut merged = o.at(sum);
+                if !old_held.is_true() {
+                    merged.value = Term::ite(old_held, old_value, c.value.clone());
+                }
                 // An array whose kept part has a value map built of writes
                 // (`store(.., 1, 8)`) and whose returned part has a symbolic one (a
                 // callee's snapshot, which its postcondition's quantifiers are about):
@@ -394,8 +404,9 @@ impl<'p> Verifier<'p> {
                     continue;
                 }
                 let g = Term::eq(o_r.clone(), r.clone());
+                let both = Term::and(positive(&o.perm), positive(&pi));
                 self.dec.assume_derived(Term::implies(
-                    g.clone(),
+                    Term::and(g.clone(), both),
                     Term::eq(o.value.clone(), c.value.clone()),
                 ));
                 others = Term::add(others, Term::ite(g, o.perm.clone(), Term::none()));
@@ -413,8 +424,9 @@ impl<'p> Verifier<'p> {
                 }
                 let g = Self::same_location(o, c.recv.as_ref(), &c.args);
                 if !g.is_false() {
+                    let both = Term::and(positive(&o.perm), positive(&c.perm));
                     self.dec.assume_derived(Term::implies(
-                        g,
+                        Term::and(g, both),
                         Term::eq(o.value.clone(), c.value.clone()),
                     ));
                 }
@@ -423,5 +435,13 @@ impl<'p> Verifier<'p> {
         s.heap.add(c);
         self.note_heap_size(&s);
         q(self, s, ())
+    }
+}
+
+/// `none < p`, folded to `true` for a positive constant amount.
+fn positive(p: &Term) -> Term {
+    match p.as_rat() {
+        Some(r) if r > crate::state::term::Rat::ZERO => Term::tt(),
+        _ => Term::lt(Term::none(), p.clone()),
     }
 }

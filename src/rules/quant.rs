@@ -87,7 +87,14 @@ impl<'p> Verifier<'p> {
         let forall = qn.kind == QuantKind::Forall;
         let finite = if groups.is_empty() { self.finite_range(&vars, &body, forall) } else { None };
         let t = match finite {
-            Some(t) => t,
+            Some((t, values)) => {
+                // The instances name the body's terms at literal values (`f(4)` for
+                // `f(i * i)`), which the facts under the binder, triggered by the
+                // bound forms, would never match: those facts are assumed at the
+                // same values.
+                self.assume_fact_instances(&leaves, &vars[0], &values);
+                t
+            }
             None => Term::quant_named(forall, vars, groups, body, Some(name)),
         };
         q(self, s, t)
@@ -100,7 +107,12 @@ impl<'p> Verifier<'p> {
     /// values. E-matching could instantiate it nowhere; the instances say exactly what
     /// it says once the solver shows that the body is vacuous outside the range (the
     /// range is guessed from the literals the bound symbol is compared with).
-    fn finite_range(&mut self, vars: &[Term], body: &Term, forall: bool) -> Option<Term> {
+    fn finite_range(
+        &mut self,
+        vars: &[Term],
+        body: &Term,
+        forall: bool,
+    ) -> Option<(Term, Vec<Term>)> {
         const MAX_VALUES: i64 = 16;
         let [x] = vars else { return None };
         let mut lits: Vec<i64> = vec![];
@@ -135,7 +147,48 @@ impl<'p> Verifier<'p> {
             return None;
         }
         let each: Vec<Term> = (lo..hi).map(at).collect();
-        Some(if forall { Term::and_all(each) } else { Term::or_all(each) })
+        let values = (lo..hi).map(Term::int).collect();
+        Some((if forall { Term::and_all(each) } else { Term::or_all(each) }, values))
+    }
+
+    /// Assume the facts of a quantifier's body that mention its bound symbol `x` at
+    /// each of `values` (they hold for every value of `x`, so at these too).
+    fn assume_fact_instances(&mut self, leaves: &[Leaf<Term>], x: &Term, values: &[Term]) {
+        let mut seen = std::collections::HashSet::new();
+        let at = |t: &Term, v: &Term| -> Option<Term> {
+            if !t.symbols().contains(x) {
+                return None;
+            }
+            let mut m = crate::state::term::TermMap::default();
+            m.insert(x.clone(), v.clone());
+            Some(t.substitute(&m))
+        };
+        for l in leaves {
+            let guard = Term::and_all(l.conds.clone());
+            for v in values {
+                for a in &l.axioms {
+                    if let Some(t) = at(a, v)
+                        && seen.insert(t.clone())
+                    {
+                        self.dec.assume_axiom(t);
+                    }
+                }
+                for f in &l.facts {
+                    if let Some(t) = at(&Term::implies(guard.clone(), f.clone()), v)
+                        && seen.insert(t.clone())
+                    {
+                        self.dec.assume(t);
+                    }
+                }
+                for f in &l.derived {
+                    if let Some(t) = at(&Term::implies(guard.clone(), f.clone()), v)
+                        && seen.insert(t.clone())
+                    {
+                        self.dec.assume_derived(t);
+                    }
+                }
+            }
+        }
     }
 
     /// Assume the facts of the leaves of a quantifier's body: those that mention a
