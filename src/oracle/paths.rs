@@ -22,7 +22,7 @@
 //! Architecture invariant: beside `testing` and `replay`, below the pipeline; it uses
 //! `verify::explore_paths` and the interpreter, and never prints.
 
-use crate::interp::inputs::{complete, random_inputs};
+use crate::interp::inputs::{complete, mutate, random_inputs};
 use crate::interp::{Inputs, Limits, Outcome, line_of, run_member_with};
 use crate::oracle::testing::{Found, MemberReport, PathCounts, note_failure};
 use crate::rules::info::Info;
@@ -32,6 +32,9 @@ use crate::verify::{Config, PathEndKind, explore_paths};
 /// Random completions tried for a path whose model alone the precondition rejects
 /// (values the model does not give, e.g. fields folded inside predicate instances).
 const COMPLETIONS: u64 = 8;
+
+/// Mutants tried for a path that no solved input reached.
+const MUTANTS: u64 = 24;
 
 /// The interpreter's budgets for a run: a tenth of the default steps and a twentieth
 /// of the default nesting. A run that needs more is counted out of steps (never a
@@ -68,12 +71,49 @@ pub fn test_member_paths(
     };
     let mut failures: Vec<Found> = vec![];
     let mut unsolved = explored.dropped > 0;
+    let mut failing = false;
     for end in &explored.ends {
+        failing |= matches!(end.how, PathEndKind::Failed { .. });
+        // The inputs of this path the precondition accepted (for mutants, below).
+        let mut kept: Vec<Inputs> = vec![];
         counts.solved += end.inputs.len() as u64;
         if end.inputs.is_empty() {
             unsolved = true;
         }
         let mut reached = false;
+        // Run `inputs`: `None` when the precondition rejects them, else whether the run
+        // ended the way the path ends.
+        let run_on = |report: &mut MemberReport,
+                      failures: &mut Vec<Found>,
+                      inputs: &Inputs|
+         -> Option<bool> {
+            report.runs += 1;
+            let outcome = run_member_with(program, member, inputs, LIMITS);
+            let ended = match &outcome {
+                Outcome::Rejected(_) => return None,
+                Outcome::OutOfSteps => {
+                    report.out_of_steps += 1;
+                    false
+                }
+                Outcome::Passed => {
+                    matches!(end.how, PathEndKind::Completed | PathEndKind::OutOfBudget)
+                }
+                Outcome::Failed(f) => match end.how {
+                    PathEndKind::Failed { id, span } => {
+                        f.id == id
+                            && f.member == member
+                            && line_of(text, f.span) == line_of(text, span)
+                    }
+                    PathEndKind::OutOfBudget => true,
+                    PathEndKind::Completed => false,
+                },
+            };
+            report.accepted += 1;
+            if let Outcome::Failed(f) = &outcome {
+                note_failure(failures, program, path, text, member, f, inputs);
+            }
+            Some(ended)
+        };
         for (k, input) in end.inputs.iter().enumerate() {
             let (exact, fixed, sized) =
                 crate::oracle::replay::inputs_with_elements(program, member, input);
@@ -95,40 +135,32 @@ pub fn test_member_paths(
                 candidates.push(inputs);
             }
             for inputs in candidates {
-                report.runs += 1;
-                let outcome = run_member_with(program, member, &inputs, LIMITS);
-                let ended = match &outcome {
-                    Outcome::Rejected(_) => continue,
-                    Outcome::OutOfSteps => {
-                        report.out_of_steps += 1;
-                        false
-                    }
-                    Outcome::Passed => {
-                        matches!(end.how, PathEndKind::Completed | PathEndKind::OutOfBudget)
-                    }
-                    Outcome::Failed(f) => match end.how {
-                        PathEndKind::Failed { id, span } => {
-                            f.id == id
-                                && f.member == member
-                                && line_of(text, f.span) == line_of(text, span)
-                        }
-                        PathEndKind::OutOfBudget => true,
-                        PathEndKind::Completed => false,
-                    },
-                };
-                report.accepted += 1;
-                if let Outcome::Failed(f) = &outcome {
-                    note_failure(&mut failures, program, path, text, member, f, &inputs);
-                }
+                let Some(ended) = run_on(&mut report, &mut failures, &inputs) else { continue };
                 reached |= ended;
+                kept.push(inputs);
                 // One accepted run per solved input: the completions are only for a
                 // model the precondition rejects.
                 break;
             }
         }
+        // A path its inputs did not reach (the model fixed the entry state, but the
+        // path also depends on what a callee's contract hides, or a loop's iterations):
+        // mutants of those inputs, a few values changed each.
+        let mut k = 0;
+        while !reached && !kept.is_empty() && k < MUTANTS {
+            let s = seed.wrapping_mul(0x9E37_79B9).wrapping_add(0x5EED + k);
+            let inputs = mutate(&kept[k as usize % kept.len()], s);
+            k += 1;
+            if let Some(ended) = run_on(&mut report, &mut failures, &inputs) {
+                reached |= ended;
+            }
+        }
         counts.reached += u64::from(reached);
     }
-    if unsolved || report.accepted == 0 || counts.reached < counts.paths {
+    // Random states also when a path failed: exploration merges the branches of an
+    // `if`, and a merged path ends at its first failure, so a failure another branch
+    // would meet later is no path's end.
+    if unsolved || failing || report.accepted == 0 || counts.reached < counts.paths {
         counts.random = runs;
         for k in 0..runs {
             let s = seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
