@@ -23,7 +23,7 @@
 //! `verify::explore_paths` and the interpreter, and never prints.
 
 use crate::interp::inputs::{complete, mutate, random_inputs};
-use crate::interp::{Inputs, Limits, Outcome, line_of, run_member_with};
+use crate::interp::{Inputs, Limits, Outcome, line_of, run_member_repaired, run_member_with};
 use crate::oracle::testing::{Found, MemberReport, PathCounts, note_failure};
 use crate::rules::info::Info;
 use crate::syntax::ast::{MemberRef, Program};
@@ -32,6 +32,9 @@ use crate::verify::{Config, PathEndKind, explore_paths};
 /// Random completions tried for a path whose model alone the precondition rejects
 /// (values the model does not give, e.g. fields folded inside predicate instances).
 const COMPLETIONS: u64 = 8;
+
+/// Changes (`interp::repair`) tried on a solved input the precondition rejects.
+const REPAIRS: usize = 64;
 
 /// Mutants tried for a path that no solved input reached.
 const MUTANTS: u64 = 24;
@@ -85,10 +88,18 @@ pub fn test_member_paths(
         // ended the way the path ends.
         let run_on = |report: &mut MemberReport,
                       failures: &mut Vec<Found>,
-                      inputs: &Inputs|
+                      inputs: &mut Inputs,
+                      repair: bool|
          -> Option<bool> {
             report.runs += 1;
-            let outcome = run_member_with(program, member, inputs, LIMITS);
+            let outcome = if repair {
+                let (outcome, repaired) =
+                    run_member_repaired(program, member, inputs, LIMITS, REPAIRS);
+                *inputs = repaired;
+                outcome
+            } else {
+                run_member_with(program, member, inputs, LIMITS)
+            };
             let ended = match &outcome {
                 Outcome::Rejected(_) => return None,
                 Outcome::OutOfSteps => {
@@ -134,8 +145,11 @@ pub fn test_member_paths(
                 complete(program, &mut inputs, &fixed, &sized, s);
                 candidates.push(inputs);
             }
-            for inputs in candidates {
-                let Some(ended) = run_on(&mut report, &mut failures, &inputs) else { continue };
+            for (c, mut inputs) in candidates.into_iter().enumerate() {
+                // The model's own state is repaired where the precondition rejects it.
+                let Some(ended) = run_on(&mut report, &mut failures, &mut inputs, c == 0) else {
+                    continue;
+                };
                 reached |= ended;
                 kept.push(inputs);
                 // One accepted run per solved input: the completions are only for a
@@ -149,9 +163,9 @@ pub fn test_member_paths(
         let mut k = 0;
         while !reached && !kept.is_empty() && k < MUTANTS {
             let s = seed.wrapping_mul(0x9E37_79B9).wrapping_add(0x5EED + k);
-            let inputs = mutate(&kept[k as usize % kept.len()], s);
+            let mut inputs = mutate(&kept[k as usize % kept.len()], s);
             k += 1;
-            if let Some(ended) = run_on(&mut report, &mut failures, &inputs) {
+            if let Some(ended) = run_on(&mut report, &mut failures, &mut inputs, false) {
                 reached |= ended;
             }
         }
