@@ -66,7 +66,13 @@ pub fn test_member_paths(
     runs: u64,
     seed: u64,
 ) -> Result<MemberReport, String> {
-    let explored = explore_paths(program, info, member, config, per_path, MERGE)?;
+    let mut explored = explore_paths(program, info, member, config, per_path, MERGE)?;
+    // As verification does for a failing member: the branches apart, so that each
+    // failure ends a path of its own (a merged path ends at its first failure).
+    if explored.merged && explored.ends.iter().any(|e| matches!(e.how, PathEndKind::Failed { .. }))
+    {
+        explored = explore_paths(program, info, member, config, per_path, false)?;
+    }
     let mut report = MemberReport::default();
     let mut counts = PathCounts {
         paths: explored.ends.len() as u64 + explored.dropped,
@@ -74,9 +80,7 @@ pub fn test_member_paths(
     };
     let mut failures: Vec<Found> = vec![];
     let mut unsolved = explored.dropped > 0;
-    let mut failing = false;
     for end in &explored.ends {
-        failing |= matches!(end.how, PathEndKind::Failed { .. });
         // The inputs of this path the precondition accepted (for mutants, below).
         let mut kept: Vec<Inputs> = vec![];
         counts.solved += end.inputs.len() as u64;
@@ -171,10 +175,7 @@ pub fn test_member_paths(
         }
         counts.reached += u64::from(reached);
     }
-    // Random states also when a path failed: exploration merges the branches of an
-    // `if`, and a merged path ends at its first failure, so a failure another branch
-    // would meet later is no path's end.
-    if unsolved || failing || report.accepted == 0 || counts.reached < counts.paths {
+    if unsolved || report.accepted == 0 || counts.reached < counts.paths {
         counts.random = runs;
         for k in 0..runs {
             let s = seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
