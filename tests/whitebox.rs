@@ -144,6 +144,49 @@ fn a_sequence_parameter_and_an_opened_body_are_solved() {
     assert_eq!(solved.accepted, solved.runs, "{solved:?}");
 }
 
+/// A path from a loop invariant's state (its array values fresh) gets inputs whose
+/// entry state is that loop state: the array has the key twice.
+#[test]
+fn a_path_from_a_loop_head_is_solved_in_terms_of_the_entry_state() {
+    let (random, solved) = both("last.jv");
+    assert_eq!(random.accepted, 0, "random arrays are shorter than 6");
+    assert_eq!(ids(&solved), vec![("postcondition.violated", 9)]);
+    let p = solved.paths.clone().unwrap();
+    assert_eq!((p.paths, p.reached, p.random), (2, 2, 0), "{p:?}");
+}
+
+/// A solved input whose field (folded in an instance the member never opens) the
+/// precondition rejects is repaired: the field set so that the body's fact holds.
+#[test]
+fn a_rejected_solved_input_is_repaired_at_the_false_fact() {
+    let (random, solved) = both_of("held.jv", Some("Held.wrongArg"));
+    assert!(random.failures.is_empty(), "{:?}", ids(&random));
+    assert_eq!(ids(&solved), vec![("open.failed", 13)]);
+    assert!(solved.failures[0].2.contains("x: 100"), "{}", solved.failures[0].2);
+    assert_eq!(solved.accepted, solved.runs, "every solved input accepted once repaired");
+    let p = solved.paths.clone().unwrap();
+    assert_eq!(p.random, 0, "{p:?}");
+}
+
+/// The failure depends on a value the callee's contract hides: the solved inputs
+/// satisfy the path condition, and their mutants reach the failure.
+#[test]
+fn a_failure_behind_a_callee_contract_is_reached_by_mutants() {
+    let (random, solved) = both_of("hidden.jv", Some("Hidden.caller"));
+    assert_eq!(random.accepted, 0, "random arrays are shorter than 5");
+    assert_eq!(ids(&solved), vec![("postcondition.violated", 15)]);
+    let p = solved.paths.clone().unwrap();
+    assert_eq!((p.paths, p.reached, p.random), (1, 1, 0), "{p:?}");
+}
+
+/// Closing a predicate over a cycle fails concretely (the inner close finds the
+/// permissions taken) rather than running out of steps.
+#[test]
+fn a_cyclic_list_fails_to_close_concretely() {
+    let (_, solved) = both_of("cycle.jv", Some("Node.cyclic"));
+    assert_eq!(ids(&solved), vec![("call.precondition", 18)]);
+}
+
 #[test]
 fn a_correct_member_has_every_path_reached_and_no_failure() {
     let (_, solved) = both("fine.jv");
