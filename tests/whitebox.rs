@@ -210,13 +210,19 @@ fn status(c: &mut Command) -> (i32, String) {
 /// plain verification fails, `main` fails concretely), apply the fix (`bug` replaced
 /// by `fix`, the expectation that named the bug deleted), check it after.
 fn saved_round_trip(file: &str, class: &str, bug: &str, fix: &str) {
+    saved_round_trip_by(&["test", "--paths"], "saved", file, class, bug, fix)
+}
+
+/// As `saved_round_trip`, the test saved by `idf-verify ARGS --save DIR FILE`, whose
+/// output names it after `said`.
+fn saved_round_trip_by(args: &[&str], said: &str, file: &str, class: &str, bug: &str, fix: &str) {
     let dir = std::env::temp_dir().join(format!("idf-whitebox-{}-{class}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let (code, text) =
-        status(bin().args(["test", "--paths", "--save"]).arg(&dir).arg(program_dir().join(file)));
+        status(bin().args(args).arg("--save").arg(&dir).arg(program_dir().join(file)));
     assert_eq!(code, 1, "{text}");
     let saved = dir.join(format!("{class}.jv"));
-    assert!(text.contains(&format!("saved {}", saved.display())), "{text}");
+    assert!(text.contains(&format!("{said} {}", saved.display())), "{text}");
     let main = format!("{class}.main");
     // Before the fix.
     let (code, text) = status(bin().args(["--no-cache", "--expect"]).arg(&saved));
@@ -274,6 +280,27 @@ fn a_saved_test_of_a_sequence_and_a_folded_array_fails_before_the_fix_and_verifi
         "Regression_Stack_pop_0",
         "int r = items[0];",
         "int r = items[size];",
+    );
+}
+
+/// A receiver of a class with a constructor: built with `new Counter(0)`, its fields
+/// then given the run's values (through the `valid()` the constructor returns).
+#[test]
+fn a_saved_test_of_a_class_with_a_constructor_fails_before_the_fix_and_verifies_after() {
+    saved_round_trip("counter.jv", "Regression_Counter_inc_0", "n = n + 2;", "n = n + 1;");
+}
+
+/// `verify --counterexample --save DIR`: a failure the replay of its counterexample
+/// confirms is saved the same way.
+#[test]
+fn a_test_saved_from_a_confirmed_counterexample_fails_before_the_fix_and_verifies_after() {
+    saved_round_trip_by(
+        &["--no-fixes", "--counterexample"],
+        "regression test saved:",
+        "equality.jv",
+        "Regression_Eq_f_0",
+        "return 0 - 1;",
+        "return 1;",
     );
 }
 
