@@ -869,7 +869,9 @@ impl<'p> Verifier<'p> {
                 v.in_frame(|v| {
                     let snap = v.fresh("inv", Sort::Snap);
                     if v.path_inputs > 0 {
-                        v.loop_links.push(Term::eq(snap.clone(), consumed.clone()));
+                        if consumed.sort() == Sort::Snap {
+                            v.loop_links.push(Term::eq(snap.clone(), consumed.clone()));
+                        }
                         v.loop_links.extend(links.iter().cloned());
                     }
                     v.produce_all(start.clone(), snap, invs, &|v, s, ()| {
@@ -908,7 +910,9 @@ impl<'p> Verifier<'p> {
                 // 2. After the loop: the frame plus I && !c.
                 let snap = v.fresh("inv", Sort::Snap);
                 if v.path_inputs > 0 {
-                    v.loop_links.push(Term::eq(snap.clone(), consumed.clone()));
+                    if consumed.sort() == Sort::Snap {
+                        v.loop_links.push(Term::eq(snap.clone(), consumed.clone()));
+                    }
                     v.loop_links.extend(links.iter().cloned());
                 }
                 v.produce_all(havocked, snap, invs, &|v, s, ()| {
