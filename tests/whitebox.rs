@@ -216,7 +216,10 @@ fn saved_round_trip(file: &str, class: &str, bug: &str, fix: &str) {
 /// As `saved_round_trip`, the test saved by `idf-verify ARGS --save DIR FILE`, whose
 /// output names it after `said`.
 fn saved_round_trip_by(args: &[&str], said: &str, file: &str, class: &str, bug: &str, fix: &str) {
-    let dir = std::env::temp_dir().join(format!("idf-whitebox-{}-{class}", std::process::id()));
+    // One folder per way of saving: two tests may save the same class at once.
+    let how = args.join("").replace('-', "");
+    let dir =
+        std::env::temp_dir().join(format!("idf-whitebox-{}-{how}-{class}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let (code, text) =
         status(bin().args(args).arg("--save").arg(&dir).arg(program_dir().join(file)));
