@@ -153,6 +153,11 @@ struct VerifyArgs {
     /// Verify every member, reading and writing no cache.
     #[arg(long)]
     no_cache: bool,
+    /// With --counterexample: write each failure its replay confirms as a regression
+    /// test (a `.jv` file whose `main` calls the member on the replayed inputs) into DIR.
+    /// Members are verified again (no cache).
+    #[arg(long, value_name = "DIR", requires = "counterexample", conflicts_with = "cache")]
+    save: Option<PathBuf>,
     /// Verify only shard K of N (1 <= K <= N) of the members: each member lands in
     /// exactly one shard; `idf-verify merge` joins the shards' JSON documents.
     #[arg(long, value_name = "K/N")]
@@ -535,12 +540,13 @@ fn verify_main(cli: VerifyArgs) -> i32 {
                 None => Config::default().rlimit,
             },
             interrupt: None,
+            save: cli.save.clone(),
         },
         jobs: cli.jobs.unwrap_or(0),
         check_only: false,
         deadline: cli.deadline,
         cancel: None,
-        cache: if cli.no_cache {
+        cache: if cli.no_cache || cli.save.is_some() {
             None
         } else {
             let dir = cli.cache.clone().or_else(idf_verify::pipeline::cache::folder::default_dir);

@@ -144,6 +144,49 @@ fn a_sequence_parameter_and_an_opened_body_are_solved() {
     assert_eq!(solved.accepted, solved.runs, "{solved:?}");
 }
 
+/// A path from a loop invariant's state (its array values fresh) gets inputs whose
+/// entry state is that loop state: the array has the key twice.
+#[test]
+fn a_path_from_a_loop_head_is_solved_in_terms_of_the_entry_state() {
+    let (random, solved) = both("last.jv");
+    assert_eq!(random.accepted, 0, "random arrays are shorter than 6");
+    assert_eq!(ids(&solved), vec![("postcondition.violated", 9)]);
+    let p = solved.paths.clone().unwrap();
+    assert_eq!((p.paths, p.reached, p.random), (2, 2, 0), "{p:?}");
+}
+
+/// A solved input whose field (folded in an instance the member never opens) the
+/// precondition rejects is repaired: the field set so that the body's fact holds.
+#[test]
+fn a_rejected_solved_input_is_repaired_at_the_false_fact() {
+    let (random, solved) = both_of("held.jv", Some("Held.wrongArg"));
+    assert!(random.failures.is_empty(), "{:?}", ids(&random));
+    assert_eq!(ids(&solved), vec![("open.failed", 13)]);
+    assert!(solved.failures[0].2.contains("x: 100"), "{}", solved.failures[0].2);
+    assert_eq!(solved.accepted, solved.runs, "every solved input accepted once repaired");
+    let p = solved.paths.clone().unwrap();
+    assert_eq!(p.random, 0, "{p:?}");
+}
+
+/// The failure depends on a value the callee's contract hides: the solved inputs
+/// satisfy the path condition, and their mutants reach the failure.
+#[test]
+fn a_failure_behind_a_callee_contract_is_reached_by_mutants() {
+    let (random, solved) = both_of("hidden.jv", Some("Hidden.caller"));
+    assert_eq!(random.accepted, 0, "random arrays are shorter than 5");
+    assert_eq!(ids(&solved), vec![("postcondition.violated", 15)]);
+    let p = solved.paths.clone().unwrap();
+    assert_eq!((p.paths, p.reached, p.random), (1, 1, 0), "{p:?}");
+}
+
+/// Closing a predicate over a cycle fails concretely (the inner close finds the
+/// permissions taken) rather than running out of steps.
+#[test]
+fn a_cyclic_list_fails_to_close_concretely() {
+    let (_, solved) = both_of("cycle.jv", Some("Node.cyclic"));
+    assert_eq!(ids(&solved), vec![("call.precondition", 18)]);
+}
+
 #[test]
 fn a_correct_member_has_every_path_reached_and_no_failure() {
     let (_, solved) = both("fine.jv");
@@ -167,13 +210,22 @@ fn status(c: &mut Command) -> (i32, String) {
 /// plain verification fails, `main` fails concretely), apply the fix (`bug` replaced
 /// by `fix`, the expectation that named the bug deleted), check it after.
 fn saved_round_trip(file: &str, class: &str, bug: &str, fix: &str) {
-    let dir = std::env::temp_dir().join(format!("idf-whitebox-{}-{class}", std::process::id()));
+    saved_round_trip_by(&["test", "--paths"], "saved", file, class, bug, fix)
+}
+
+/// As `saved_round_trip`, the test saved by `idf-verify ARGS --save DIR FILE`, whose
+/// output names it after `said`.
+fn saved_round_trip_by(args: &[&str], said: &str, file: &str, class: &str, bug: &str, fix: &str) {
+    // One folder per way of saving: two tests may save the same class at once.
+    let how = args.join("").replace('-', "");
+    let dir =
+        std::env::temp_dir().join(format!("idf-whitebox-{}-{how}-{class}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let (code, text) =
-        status(bin().args(["test", "--paths", "--save"]).arg(&dir).arg(program_dir().join(file)));
+        status(bin().args(args).arg("--save").arg(&dir).arg(program_dir().join(file)));
     assert_eq!(code, 1, "{text}");
     let saved = dir.join(format!("{class}.jv"));
-    assert!(text.contains(&format!("saved {}", saved.display())), "{text}");
+    assert!(text.contains(&format!("{said} {}", saved.display())), "{text}");
     let main = format!("{class}.main");
     // Before the fix.
     let (code, text) = status(bin().args(["--no-cache", "--expect"]).arg(&saved));
@@ -231,6 +283,27 @@ fn a_saved_test_of_a_sequence_and_a_folded_array_fails_before_the_fix_and_verifi
         "Regression_Stack_pop_0",
         "int r = items[0];",
         "int r = items[size];",
+    );
+}
+
+/// A receiver of a class with a constructor: built with `new Counter(0)`, its fields
+/// then given the run's values (through the `valid()` the constructor returns).
+#[test]
+fn a_saved_test_of_a_class_with_a_constructor_fails_before_the_fix_and_verifies_after() {
+    saved_round_trip("counter.jv", "Regression_Counter_inc_0", "n = n + 2;", "n = n + 1;");
+}
+
+/// `verify --counterexample --save DIR`: a failure the replay of its counterexample
+/// confirms is saved the same way.
+#[test]
+fn a_test_saved_from_a_confirmed_counterexample_fails_before_the_fix_and_verifies_after() {
+    saved_round_trip_by(
+        &["--no-fixes", "--counterexample"],
+        "regression test saved:",
+        "equality.jv",
+        "Regression_Eq_f_0",
+        "return 0 - 1;",
+        "return 1;",
     );
 }
 

@@ -697,7 +697,7 @@ impl Decider {
     pub fn path_models(
         &mut self,
         also: Option<Term>,
-        prefer: &[Term],
+        tiers: &[Vec<Term>],
         terms: &[Term],
         more: &dyn Fn(&[Option<String>]) -> Vec<Term>,
         k: usize,
@@ -705,7 +705,7 @@ impl Decider {
         let Some(limits) = self.fresh_limits() else { return vec![] };
         let mut sigma: Vec<Term> = self.pc.iter().map(|e| e.term.clone()).collect();
         sigma.extend(also);
-        z3::fresh_distinct_models(&sigma, prefer, terms, more, k, limits)
+        z3::fresh_distinct_models(&sigma, tiers, terms, more, k, limits)
     }
 
     /// The path condition, for traces.

@@ -1659,29 +1659,39 @@ impl Backend {
 
 /// Up to `k` distinct models of `assumptions` (see `Backend::distinct_models`), in a
 /// new Z3 context made for this question, as `fresh_model_values` does; models that
-/// also satisfy `prefer` when there are any.
+/// also satisfy the `tiers` (each a list of preferred facts, the most preferred
+/// first): each tier but the last gives at most half of the `k` (rounded up), so
+/// that the less constrained tiers still add variety; any models when no tier has one.
 pub fn fresh_distinct_models(
     assumptions: &[Term],
-    prefer: &[Term],
+    tiers: &[Vec<Term>],
     terms: &[Term],
     more: &dyn Fn(&[Option<String>]) -> Vec<Term>,
     k: usize,
     limits: Limits,
 ) -> Vec<ModelRead> {
     let mut b = Backend::holding(assumptions, limits);
-    // Small inputs first (a run on an array of a million elements, or a loop to a
-    // large bound, says little more and may spend the interpreter's budget); any
-    // inputs when there are no small ones.
-    if !prefer.is_empty() {
+    let tiers: Vec<&Vec<Term>> = tiers.iter().filter(|t| !t.is_empty()).collect();
+    let mut out: Vec<ModelRead> = vec![];
+    for (i, prefer) in tiers.iter().enumerate() {
+        let quota = if i + 1 < tiers.len() { k.div_ceil(2) } else { k };
+        let quota = quota.min(k - out.len());
+        if quota == 0 {
+            break;
+        }
         b.push();
-        for p in prefer {
+        for p in prefer.iter() {
             b.assert(p);
         }
-        let small = b.distinct_models(terms, more, k);
-        if !small.is_empty() {
-            return small;
+        for m in b.distinct_models(terms, more, quota) {
+            if !out.contains(&m) {
+                out.push(m);
+            }
         }
         b.pop();
     }
-    b.distinct_models(terms, more, k)
+    if out.is_empty() {
+        out = b.distinct_models(terms, more, k);
+    }
+    out
 }

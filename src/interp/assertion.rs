@@ -506,20 +506,27 @@ impl<'p> Interp<'p> {
             return Err(Stop::Rejected(super::exec::UNDISPATCHED.into()));
         };
         // Closing an instance that needs itself closed first never ends: no verdict.
-        self.unfolding(p, args, Stop::OutOfSteps, || self.close_body(heap, p, body, args, h2, mode))
+        // Once is tried: the outer close has taken its body's permissions, so the inner
+        // one fails when it needs them again (a cyclic list is not a list); only an
+        // instance met a second time inside itself has no verdict.
+        self.unfolding(p, args, 1, Stop::OutOfSteps, || {
+            self.close_body(heap, p, body, args, h2, mode)
+        })
     }
 
     /// Run `f` with the instance `p(args)` marked as being unfolded; `again` if it
-    /// already is (an unfolding that reaches its own instance has no finite end).
+    /// already is, more than `nested` times (an unfolding that keeps reaching its own
+    /// instance has no finite end).
     fn unfolding<T>(
         &self,
         p: MemberRef,
         args: &[Value],
+        nested: usize,
         again: Stop,
         f: impl FnOnce() -> R<T>,
     ) -> R<T> {
         let key = (p, args.to_vec());
-        if self.unfolding.borrow().contains(&key) {
+        if self.unfolding.borrow().iter().filter(|k| **k == key).count() > nested {
             return Err(again);
         }
         self.unfolding.borrow_mut().push(key);
@@ -644,7 +651,16 @@ impl<'p> Interp<'p> {
     ) -> R<()> {
         if !self.impure(a) {
             let v = self.eval_in(heap, a, target, outer, locals)?;
-            return if truth(&v) { Ok(()) } else { Err(Stop::Rejected("a fact is false".into())) };
+            if truth(&v) {
+                return Ok(());
+            }
+            if self.repairing.get() && self.repair.borrow().is_none() {
+                let view: Vec<&Bag> = outer.iter().copied().chain([&*target]).collect();
+                let cx = Cx { heap, view: &view, locals, old: None, pview: None };
+                let r = self.repair_of(&cx, a);
+                *self.repair.borrow_mut() = r;
+            }
+            return Err(Stop::Rejected("a fact is false".into()));
         }
         match &a.kind {
             ExprKind::Binary { op: BinOp::And, l, r } => {
@@ -767,7 +783,7 @@ impl<'p> Interp<'p> {
                     // An instance met again inside its own unfolding has no finite
                     // model: no input state holds it.
                     let again = Stop::Rejected("a predicate instance that holds itself".into());
-                    self.unfolding(p, &args, again, || {
+                    self.unfolding(p, &args, 0, again, || {
                         self.produce_scaled(heap, body, &mut inner, &outer2, &pl, pi)
                             .map_err(|s| s.not_wellformed(p))
                     })?;

@@ -230,3 +230,51 @@ pub fn complete(
     }
     inputs.heap = b.heap;
 }
+
+/// A mutant of `inputs`: one to three of its integers and booleans (arguments, fields,
+/// array elements) changed, each to a small integer, to the negation of a boolean, or
+/// to another integer of the state (so that values coincide: a key that occurs twice).
+/// References and the heap's shape stay as they are. A pure function of `seed`.
+pub fn mutate(inputs: &Inputs, seed: u64) -> Inputs {
+    let mut rng = Rng(seed);
+    let mut out = inputs.clone();
+    // (object, slot) of each scalar; `usize::MAX` as the object means an argument.
+    let mut slots: Vec<(usize, usize)> = vec![];
+    let mut ints: Vec<Value> = vec![];
+    for (i, v) in inputs.args.iter().enumerate() {
+        if matches!(v, Value::Int(_) | Value::Bool(_)) {
+            slots.push((usize::MAX, i));
+        }
+        if matches!(v, Value::Int(_)) {
+            ints.push(v.clone());
+        }
+    }
+    for (o, obj) in inputs.heap.objects.iter().enumerate() {
+        for (s, v) in obj.slots.iter().enumerate() {
+            if matches!(v, Value::Int(_) | Value::Bool(_)) {
+                slots.push((o, s));
+            }
+            if matches!(v, Value::Int(_)) {
+                ints.push(v.clone());
+            }
+        }
+    }
+    if slots.is_empty() {
+        return out;
+    }
+    for _ in 0..=rng.below(3) {
+        let (o, s) = *rng.pick(&slots);
+        let old = if o == usize::MAX { &inputs.args[s] } else { &inputs.heap.objects[o].slots[s] };
+        let new = match old {
+            Value::Bool(b) => Value::Bool(!b),
+            _ if !ints.is_empty() && rng.chance(30) => rng.pick(&ints).clone(),
+            _ => Value::int(rng.below(9) as i64 - 3),
+        };
+        if o == usize::MAX {
+            out.args[s] = new;
+        } else {
+            out.heap.set(o, s, new);
+        }
+    }
+    out
+}

@@ -30,6 +30,7 @@ pub mod inputs;
 pub mod perm;
 mod quant;
 pub mod rat;
+pub mod repair;
 pub mod value;
 
 pub use error::Failure;
@@ -138,6 +139,11 @@ pub(crate) struct Interp<'p> {
     pub(crate) pure_stack: std::cell::RefCell<Vec<Option<PureBody>>>,
     /// Per pure method: the pure methods its body calls.
     pub(crate) calls: std::sync::Arc<HashMap<MemberRef, Vec<MemberRef>>>,
+    /// While the member's own precondition is produced from the input state: the
+    /// first false fact proposes a change of the input that makes it hold
+    /// (`repair`), kept in `repair`.
+    pub(crate) repairing: Cell<bool>,
+    pub(crate) repair: std::cell::RefCell<Option<repair::Repair>>,
 }
 
 /// What every run of a program's members needs of the whole program, computed once
@@ -223,6 +229,8 @@ impl<'p> Interp<'p> {
             unfolding: Default::default(),
             pure_stack: Default::default(),
             calls: facts.calls.clone(),
+            repairing: Cell::new(false),
+            repair: Default::default(),
         }
     }
 
@@ -360,8 +368,10 @@ impl<'p> Interp<'p> {
             }
             MemberKind::Method | MemberKind::Constructor => {
                 let heap = self.heap.clone();
-                self.produce_all(&heap, &m.requires, &mut bag, &locals)
-                    .map_err(|e| e.not_wellformed(member))?;
+                self.repairing.set(true);
+                let produced = self.produce_all(&heap, &m.requires, &mut bag, &locals);
+                self.repairing.set(false);
+                produced.map_err(|e| e.not_wellformed(member))?;
                 let old = Some(Rc::new(Old { heap, bag: bag.clone() }));
                 let mut frame = Frame { member, entry: locals.clone(), locals, bag, old };
                 self.run_body(&mut frame)?;
@@ -473,6 +483,32 @@ fn outcome_of(member: MemberRef, r: R<()>) -> Outcome {
             _ => Outcome::OutOfSteps,
         },
     }
+}
+
+/// As [`run_member_with`]; when the precondition rejects `inputs` at a false fact
+/// that a change of one heap slot makes true (`repair`), that change is made and the
+/// run tried again, at most `rounds` times. The outcome and the inputs of the last run.
+pub fn run_member_repaired(
+    program: &Program,
+    member: MemberRef,
+    inputs: &Inputs,
+    limits: Limits,
+    rounds: usize,
+) -> (Outcome, Inputs) {
+    let mut inputs = inputs.clone();
+    for _ in 0..rounds {
+        let it = Interp::new(program, inputs.heap.clone(), limits);
+        let mut it = it;
+        let outcome = outcome_of(member, grow(|| it.run(member, &inputs)));
+        let fix = it.repair.borrow_mut().take();
+        match (outcome, fix) {
+            (Outcome::Rejected(_), Some(r)) if inputs.heap.get(r.obj, r.slot) != Some(&r.value) => {
+                inputs.heap.set(r.obj, r.slot, r.value);
+            }
+            (outcome, _) => return (outcome, inputs),
+        }
+    }
+    (run_member_with(program, member, &inputs, limits), inputs)
 }
 
 /// Run `static void main()` of the named class.

@@ -22,8 +22,8 @@
 //! Architecture invariant: beside `testing` and `replay`, below the pipeline; it uses
 //! `verify::explore_paths` and the interpreter, and never prints.
 
-use crate::interp::inputs::{complete, random_inputs};
-use crate::interp::{Inputs, Limits, Outcome, line_of, run_member_with};
+use crate::interp::inputs::{complete, mutate, random_inputs};
+use crate::interp::{Inputs, Limits, Outcome, line_of, run_member_repaired, run_member_with};
 use crate::oracle::testing::{Found, MemberReport, PathCounts, note_failure};
 use crate::rules::info::Info;
 use crate::syntax::ast::{MemberRef, Program};
@@ -32,6 +32,12 @@ use crate::verify::{Config, PathEndKind, explore_paths};
 /// Random completions tried for a path whose model alone the precondition rejects
 /// (values the model does not give, e.g. fields folded inside predicate instances).
 const COMPLETIONS: u64 = 8;
+
+/// Changes (`interp::repair`) tried on a solved input the precondition rejects.
+const REPAIRS: usize = 64;
+
+/// Mutants tried for a path that no solved input reached.
+const MUTANTS: u64 = 24;
 
 /// The interpreter's budgets for a run: a tenth of the default steps and a twentieth
 /// of the default nesting. A run that needs more is counted out of steps (never a
@@ -60,7 +66,13 @@ pub fn test_member_paths(
     runs: u64,
     seed: u64,
 ) -> Result<MemberReport, String> {
-    let explored = explore_paths(program, info, member, config, per_path, MERGE)?;
+    let mut explored = explore_paths(program, info, member, config, per_path, MERGE)?;
+    // As verification does for a failing member: the branches apart, so that each
+    // failure ends a path of its own (a merged path ends at its first failure).
+    if explored.merged && explored.ends.iter().any(|e| matches!(e.how, PathEndKind::Failed { .. }))
+    {
+        explored = explore_paths(program, info, member, config, per_path, false)?;
+    }
     let mut report = MemberReport::default();
     let mut counts = PathCounts {
         paths: explored.ends.len() as u64 + explored.dropped,
@@ -69,11 +81,54 @@ pub fn test_member_paths(
     let mut failures: Vec<Found> = vec![];
     let mut unsolved = explored.dropped > 0;
     for end in &explored.ends {
+        // The inputs of this path the precondition accepted (for mutants, below).
+        let mut kept: Vec<Inputs> = vec![];
         counts.solved += end.inputs.len() as u64;
         if end.inputs.is_empty() {
             unsolved = true;
         }
         let mut reached = false;
+        // Run `inputs`: `None` when the precondition rejects them, else whether the run
+        // ended the way the path ends.
+        let run_on = |report: &mut MemberReport,
+                      failures: &mut Vec<Found>,
+                      inputs: &mut Inputs,
+                      repair: bool|
+         -> Option<bool> {
+            report.runs += 1;
+            let outcome = if repair {
+                let (outcome, repaired) =
+                    run_member_repaired(program, member, inputs, LIMITS, REPAIRS);
+                *inputs = repaired;
+                outcome
+            } else {
+                run_member_with(program, member, inputs, LIMITS)
+            };
+            let ended = match &outcome {
+                Outcome::Rejected(_) => return None,
+                Outcome::OutOfSteps => {
+                    report.out_of_steps += 1;
+                    false
+                }
+                Outcome::Passed => {
+                    matches!(end.how, PathEndKind::Completed | PathEndKind::OutOfBudget)
+                }
+                Outcome::Failed(f) => match end.how {
+                    PathEndKind::Failed { id, span } => {
+                        f.id == id
+                            && f.member == member
+                            && line_of(text, f.span) == line_of(text, span)
+                    }
+                    PathEndKind::OutOfBudget => true,
+                    PathEndKind::Completed => false,
+                },
+            };
+            report.accepted += 1;
+            if let Outcome::Failed(f) = &outcome {
+                note_failure(failures, program, path, text, member, f, inputs);
+            }
+            Some(ended)
+        };
         for (k, input) in end.inputs.iter().enumerate() {
             let (exact, fixed, sized) =
                 crate::oracle::replay::inputs_with_elements(program, member, input);
@@ -94,36 +149,28 @@ pub fn test_member_paths(
                 complete(program, &mut inputs, &fixed, &sized, s);
                 candidates.push(inputs);
             }
-            for inputs in candidates {
-                report.runs += 1;
-                let outcome = run_member_with(program, member, &inputs, LIMITS);
-                let ended = match &outcome {
-                    Outcome::Rejected(_) => continue,
-                    Outcome::OutOfSteps => {
-                        report.out_of_steps += 1;
-                        false
-                    }
-                    Outcome::Passed => {
-                        matches!(end.how, PathEndKind::Completed | PathEndKind::OutOfBudget)
-                    }
-                    Outcome::Failed(f) => match end.how {
-                        PathEndKind::Failed { id, span } => {
-                            f.id == id
-                                && f.member == member
-                                && line_of(text, f.span) == line_of(text, span)
-                        }
-                        PathEndKind::OutOfBudget => true,
-                        PathEndKind::Completed => false,
-                    },
+            for (c, mut inputs) in candidates.into_iter().enumerate() {
+                // The model's own state is repaired where the precondition rejects it.
+                let Some(ended) = run_on(&mut report, &mut failures, &mut inputs, c == 0) else {
+                    continue;
                 };
-                report.accepted += 1;
-                if let Outcome::Failed(f) = &outcome {
-                    note_failure(&mut failures, program, path, text, member, f, &inputs);
-                }
                 reached |= ended;
+                kept.push(inputs);
                 // One accepted run per solved input: the completions are only for a
                 // model the precondition rejects.
                 break;
+            }
+        }
+        // A path its inputs did not reach (the model fixed the entry state, but the
+        // path also depends on what a callee's contract hides, or a loop's iterations):
+        // mutants of those inputs, a few values changed each.
+        let mut k = 0;
+        while !reached && !kept.is_empty() && k < MUTANTS {
+            let s = seed.wrapping_mul(0x9E37_79B9).wrapping_add(0x5EED + k);
+            let mut inputs = mutate(&kept[k as usize % kept.len()], s);
+            k += 1;
+            if let Some(ended) = run_on(&mut report, &mut failures, &mut inputs, false) {
+                reached |= ended;
             }
         }
         counts.reached += u64::from(reached);

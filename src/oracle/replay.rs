@@ -238,9 +238,14 @@ const REPLAY_STEPS: u64 = 500_000;
 /// The model's state runs first, everything it does not give at its default; when
 /// that does not reproduce the failure, random completions of it (the model's values
 /// kept, the rest random) are tried.
-pub fn replay_member(program: &Program, text: &str, result: &mut MemberResult) {
+pub fn replay_member(
+    program: &Program,
+    text: &str,
+    result: &mut MemberResult,
+    save: Option<&std::path::Path>,
+) {
     let member = result.member;
-    for e in result.errors.iter_mut() {
+    for (k, e) in result.errors.iter_mut().enumerate() {
         let Some(entry) = &e.entry else { continue };
         let (exact, fixed, sized) = inputs_and_fixed(program, member, entry);
         let want = line_of(text, e.span);
@@ -267,6 +272,7 @@ pub fn replay_member(program: &Program, text: &str, result: &mut MemberResult) {
         };
         let (mut confirmed, mut outcome) = run(&exact);
         let mut shown = crate::oracle::testing::show_inputs(program, member, &exact);
+        let mut confirmed_by = confirmed.then(|| exact.clone());
         let mut rejected = outcome.starts_with("the state does not satisfy");
         for seed in 1..=COMPLETIONS {
             if confirmed || spent.get() >= REPLAY_STEPS {
@@ -284,6 +290,7 @@ pub fn replay_member(program: &Program, text: &str, result: &mut MemberResult) {
             if same {
                 confirmed = true;
                 shown = completed(&inputs);
+                confirmed_by = Some(inputs.clone());
             } else if rejected && !what.starts_with("the state does not satisfy") {
                 // Say what a state the precondition accepts did.
                 rejected = false;
@@ -291,6 +298,13 @@ pub fn replay_member(program: &Program, text: &str, result: &mut MemberResult) {
                 shown = completed(&inputs);
             }
         }
-        e.replay = Some(Replay { confirmed, inputs: shown, outcome });
+        let saved = match (save, &confirmed_by) {
+            (Some(dir), Some(inputs)) => Some(
+                crate::oracle::save::save_failure(dir, program, text, member, inputs, k, e.id)
+                    .map(|p| p.display().to_string()),
+            ),
+            _ => None,
+        };
+        e.replay = Some(Replay { confirmed, inputs: shown, outcome, saved });
     }
 }

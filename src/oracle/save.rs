@@ -4,8 +4,11 @@
 //! The file is self-contained: the program as it was (its own `// expect:` comments
 //! left out), then a class `Regression_C_m_K` whose precondition-free `static void
 //! main()` builds the failing run's inputs (objects with `new C()` and field
-//! assignments, arrays with `new T[n]` and element assignments) and calls the member
-//! with them. Verifying the file exposes the bug where it is (the member fails, with
+//! assignments, or `new C(args)` and every field assigned for a class with a
+//! constructor; arrays with `new T[n]` and element assignments) and calls the member
+//! with them. It is written for `idf-verify test --save` and for a counterexample whose
+//! replay confirmed its failure (`verify --counterexample --save`). Verifying the file
+//! exposes the bug where it is (the member fails, with
 //! the failure the run met), and the file carries an `// expect: ID` comment before
 //! every line the verifier reports, so `idf-verify --expect` accepts it as a record of
 //! the known failure. Once the member is fixed in it (and the expectation that named
@@ -33,8 +36,9 @@ pub fn save_failure(
     member: MemberRef,
     inputs: &Inputs,
     k: usize,
+    id: &str,
 ) -> Result<PathBuf, String> {
-    let (class_name, main) = caller(program, member, inputs, k)?;
+    let (class_name, main, built) = caller(program, member, inputs, k)?;
     let body: String = text
         .lines()
         .filter(|l| {
@@ -46,6 +50,9 @@ pub fn save_failure(
         .collect();
     let composed = format!("{body}\n{main}");
     let expected = expectations_of(&composed)?;
+    if built {
+        reproduces(&composed, &class_name, id)?;
+    }
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     let path = dir.join(format!("{class_name}.jv"));
     std::fs::write(&path, with_expectations(&composed, &expected))
@@ -53,13 +60,40 @@ pub fn save_failure(
     Ok(path)
 }
 
-/// The caller class: its name and text.
+/// A `main` whose inputs were built through constructors (their fields assigned
+/// after, through what the constructor's postcondition returns) need not give the
+/// member the run's state: the composed `main` must fail concretely with `id` in a
+/// member of the program (the one tested or one it calls), or the test is not written.
+fn reproduces(composed: &str, class: &str, id: &str) -> Result<(), String> {
+    let program = crate::source::front_end(composed)
+        .map_err(|_| "the regression test does not check".to_string())?;
+    match crate::interp::run_main(&program, class) {
+        // In a member of the program (the one tested, or a callee), not in `main`.
+        crate::interp::Outcome::Failed(f)
+            if f.id == id && program.classes[f.member.class].name.name != class =>
+        {
+            Ok(())
+        }
+        other => Err(format!(
+            "its `main` builds inputs through constructors and does not repeat the failure ({})",
+            match other {
+                crate::interp::Outcome::Failed(f) => format!("it fails with {}", f.id),
+                crate::interp::Outcome::Passed => "it passes".to_string(),
+                crate::interp::Outcome::Rejected(why) => format!("rejected: {why}"),
+                crate::interp::Outcome::OutOfSteps => "out of steps".to_string(),
+            }
+        )),
+    }
+}
+
+/// The caller class: its name and text, and whether some input was built by a
+/// constructor.
 fn caller(
     program: &Program,
     member: MemberRef,
     inputs: &Inputs,
     k: usize,
-) -> Result<(String, String), String> {
+) -> Result<(String, String, bool), String> {
     let class = program.classes.get(member.class).ok_or("no such class")?;
     let m = class.members.get(member.member).ok_or("no such member")?;
     let cname = &class.name.name;
@@ -72,17 +106,21 @@ fn caller(
     let _ = writeln!(s, "class {name} {{");
     let _ = writeln!(s, "    static void main() {{");
     // Every object first, then their fields and elements (they may point at each other).
+    // Objects of a class with a constructor (`built`): every field is assigned after
+    // it ran, whatever it left there.
+    let mut built: Vec<usize> = vec![];
     for (o, obj) in inputs.heap.objects.iter().enumerate() {
         match &obj.kind {
-            ObjKind::Class(Some(c)) => {
-                let c = &program.classes[*c];
-                if c.members.iter().any(|m| m.kind == MemberKind::Constructor) {
-                    return Err(format!(
-                        "an input is an object of class `{}`, which has a constructor: it cannot be built field by field",
-                        c.name.name
-                    ));
-                }
-                let _ = writeln!(s, "        {0} o{o} = new {0}();", c.name.name);
+            ObjKind::Class(Some(ci)) => {
+                let c = &program.classes[*ci];
+                let args = match c.members.iter().position(|m| m.kind == MemberKind::Constructor) {
+                    Some(k) => {
+                        built.push(o);
+                        constructor_args(program, MemberRef { class: *ci, member: k })?
+                    }
+                    None => String::new(),
+                };
+                let _ = writeln!(s, "        {0} o{o} = new {0}({args});", c.name.name);
             }
             ObjKind::Class(None) => {
                 let _ = writeln!(s, "        Object o{o} = new Object();");
@@ -97,7 +135,7 @@ fn caller(
         match &obj.kind {
             ObjKind::Class(Some(c)) => {
                 for (f, v) in layout.field_names[*c].iter().zip(&obj.slots) {
-                    if !is_default(v) {
+                    if !is_default(v) || built.contains(&o) {
                         let _ = writeln!(s, "        o{o}.{f} = {};", literal(v, None)?);
                     }
                 }
@@ -137,7 +175,45 @@ fn caller(
     let _ = writeln!(s, "        {call}");
     let _ = writeln!(s, "    }}");
     let _ = writeln!(s, "}}");
-    Ok((name, s))
+    Ok((name, s, !built.is_empty()))
+}
+
+/// Arguments for the constructor `ctor` with which it runs to its end on a fresh
+/// heap (each a literal: a reference argument is `null`): the defaults first, then
+/// small random values. The object it makes is then given the run's field values by
+/// assignments, through what its postcondition returns (a predicate instance is
+/// opened for the writes and closed again for the call, by inference).
+fn constructor_args(program: &Program, ctor: MemberRef) -> Result<String, String> {
+    use crate::interp::{Outcome, run_member};
+    let m = &program.classes[ctor.class].members[ctor.member];
+    let literal_only = |v: &Value| !matches!(v, Value::Ref(_));
+    let defaults: Vec<Value> = m.params.iter().map(|p| Value::default_of(&p.ty)).collect();
+    let mut tries = vec![Inputs { args: defaults, ..Inputs::default() }];
+    for seed in 0..64 {
+        let mut r = crate::interp::inputs::random_inputs(program, ctor, seed);
+        for a in &mut r.args {
+            if !literal_only(a) {
+                *a = Value::Null;
+            }
+        }
+        r.heap = Default::default();
+        tries.push(r);
+    }
+    for t in tries {
+        if run_member(program, ctor, &t) == Outcome::Passed {
+            let args: Vec<String> = m
+                .params
+                .iter()
+                .zip(&t.args)
+                .map(|(p, v)| literal(v, Some(&p.ty)))
+                .collect::<Result<_, _>>()?;
+            return Ok(args.join(", "));
+        }
+    }
+    Err(format!(
+        "no arguments found with which the constructor of `{}` runs (it builds an input)",
+        program.classes[ctor.class].name.name
+    ))
 }
 
 fn is_default(v: &Value) -> bool {

@@ -421,7 +421,9 @@ fn test_members(
         }
         if let Some(dir) = &opts.save {
             for (k, f) in report.failures.iter().enumerate() {
-                match crate::oracle::save::save_failure(dir, program, text, member, &f.inputs, k) {
+                match crate::oracle::save::save_failure(
+                    dir, program, text, member, &f.inputs, k, f.id,
+                ) {
                     Ok(p) => sum.saved.push(p),
                     Err(why) => sum.unsaved.push(format!("{}: {why}", f.message)),
                 }

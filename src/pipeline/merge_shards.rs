@@ -344,6 +344,8 @@ const ORDER: &[&str] = &[
     "replay",
     "replay_inputs",
     "replay_outcome",
+    "saved",
+    "unsaved",
     "diagnostics",
     "members",
     "verified",

@@ -202,7 +202,12 @@ fn verify_and_replay(it: &Item, config: &Config) -> MemberOutcome {
     {
         let mut replayed = r.clone();
         let ok = crate::guard::catch_panic(|| {
-            crate::oracle::replay::replay_member(&it.program, &it.text, &mut replayed)
+            crate::oracle::replay::replay_member(
+                &it.program,
+                &it.text,
+                &mut replayed,
+                config.save.as_deref(),
+            )
         });
         if ok.is_ok() {
             *r = replayed;

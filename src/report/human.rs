@@ -305,6 +305,11 @@ pub fn verification_diagnostic(e: &VerificationError, lines: &Lines<'_>) -> Diag
     if let Some(r) = &e.replay {
         if r.confirmed {
             notes.push(format!("confirmed by execution from {}", r.inputs));
+            match &r.saved {
+                Some(Ok(path)) => notes.push(format!("regression test saved: {path}")),
+                Some(Err(why)) => notes.push(format!("regression test not saved: {why}")),
+                None => {}
+            }
         } else {
             notes.push(format!(
                 "not reproduced by execution from {}: {} (the failure may be an incompleteness)",

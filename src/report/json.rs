@@ -126,6 +126,12 @@ pub struct ErrorJson<'a> {
     /// What the replay did instead, when not confirmed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay_outcome: Option<&'a str>,
+    /// With `--save`: the regression test written for a confirmed failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saved: Option<&'a str>,
+    /// With `--save`: why no regression test was written for a confirmed failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsaved: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -206,6 +212,12 @@ fn error<'a>(e: &'a VerificationError, lines: &Lines<'_>) -> ErrorJson<'a> {
         replay: e.replay.as_ref().map(|r| if r.confirmed { "confirmed" } else { "not-reproduced" }),
         replay_inputs: e.replay.as_ref().map(|r| r.inputs.as_str()),
         replay_outcome: e.replay.as_ref().filter(|r| !r.confirmed).map(|r| r.outcome.as_str()),
+        saved: e.replay.as_ref().and_then(|r| r.saved.as_ref()?.as_ref().ok()).map(String::as_str),
+        unsaved: e
+            .replay
+            .as_ref()
+            .and_then(|r| r.saved.as_ref()?.as_ref().err())
+            .map(String::as_str),
     }
 }
 
@@ -258,6 +270,8 @@ fn internal<'a>(
         fix: None,
         replay_inputs: None,
         replay_outcome: None,
+        saved: None,
+        unsaved: None,
     };
     MemberJson {
         name,

@@ -848,11 +848,14 @@ impl<'p> Verifier<'p> {
             Mode::Consume { id: "invariant.not.established", call: None },
             s,
             invs,
-            &|v, frame, _| {
+            &|v, frame, consumed| {
                 // Two paths go on: the body's check and the code after the loop.
                 v.stats.ledger.started += 1;
                 // Fresh values for the locals the loop assigns.
                 let mut havocked = frame.clone();
+                // For testing: the loop's state equal to its entry state (preferred,
+                // never assumed).
+                let mut links: Vec<Term> = vec![];
                 for x in &assigned {
                     if let Some(t) = havocked.get(x).cloned() {
                         let f = v.fresh(x, t.sort());
@@ -860,9 +863,13 @@ impl<'p> Verifier<'p> {
                             v.made.unconstrained.insert(f.clone(), x.clone());
                         }
                         v.assume_local_typed(x, &f);
+                        if v.path_inputs > 0 {
+                            links.push(Term::eq(f.clone(), t));
+                        }
                         havocked.set(x, f);
                     }
                 }
+                let linked = v.loop_links.len();
                 // 1. The body, once, from I && c, with nothing else in the heap.
                 let start = State {
                     heap: Heap::new(),
@@ -871,6 +878,12 @@ impl<'p> Verifier<'p> {
                 };
                 v.in_frame(|v| {
                     let snap = v.fresh("inv", Sort::Snap);
+                    if v.path_inputs > 0 {
+                        if consumed.sort() == Sort::Snap {
+                            v.loop_links.push(Term::eq(snap.clone(), consumed.clone()));
+                        }
+                        v.loop_links.extend(links.iter().cloned());
+                    }
                     v.produce_all(start.clone(), snap, invs, &|v, s, ()| {
                         v.eval(s, cond, &|v, s, c| {
                             let frame_heap = frame.heap.clone();
@@ -901,10 +914,17 @@ impl<'p> Verifier<'p> {
                                 &|v, _, ()| v.stats.ledger.completed += 1,
                             )
                         })
-                    })
+                    });
+                    v.loop_links.truncate(linked);
                 });
                 // 2. After the loop: the frame plus I && !c.
                 let snap = v.fresh("inv", Sort::Snap);
+                if v.path_inputs > 0 {
+                    if consumed.sort() == Sort::Snap {
+                        v.loop_links.push(Term::eq(snap.clone(), consumed.clone()));
+                    }
+                    v.loop_links.extend(links.iter().cloned());
+                }
                 v.produce_all(havocked, snap, invs, &|v, s, ()| {
                     v.eval(s, cond, &|v, s, c| {
                         // Another iteration: the body's check covers it.
@@ -913,6 +933,7 @@ impl<'p> Verifier<'p> {
                         })
                     })
                 });
+                v.loop_links.truncate(linked);
             },
         );
         let _ = span;

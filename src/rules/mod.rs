@@ -207,6 +207,12 @@ pub struct Verifier<'p> {
     /// The goal whose refutation is failing the path now (`check`), so that the inputs
     /// solved for the failed path violate it.
     pub failing_goal: Option<Term>,
+    /// When `path_inputs > 0`: for each loop the current path went through, that its
+    /// state at the loop head (or after the loop) is the state the loop was entered
+    /// in (the invariant's snapshots and the assigned locals equal). Solved inputs
+    /// prefer them: a path from the invariant's fresh state then starts from the
+    /// entry state's values, which a run can reach (`paths.rs`).
+    pub loop_links: Vec<Term>,
     pub stats: Counters,
     pub report: Reporting,
     pub nest: Nesting,
@@ -401,6 +407,7 @@ impl<'p> Verifier<'p> {
             path_ends_dropped: 0,
             opened: Vec::new(),
             failing_goal: None,
+            loop_links: Vec::new(),
             stats: Counters {
                 paths: 0,
                 branches: 0,

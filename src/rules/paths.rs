@@ -398,7 +398,14 @@ impl<'p> Verifier<'p> {
                 [Term::le(Term::int(-SMALL), t.clone()), Term::le(t.clone(), Term::int(hi))]
             })
             .collect();
-        let models = self.dec.path_models(violated, &prefer, &terms, &more, self.path_inputs);
+        // Preferred first: the loops' states equal to their entry states (a run
+        // reaches them), with small values; then small values alone.
+        let mut tiers = vec![];
+        if !self.loop_links.is_empty() {
+            tiers.push(self.loop_links.iter().cloned().chain(prefer.iter().cloned()).collect());
+        }
+        tiers.push(prefer);
+        let models = self.dec.path_models(violated, &tiers, &terms, &more, self.path_inputs);
         let mut out = vec![];
         for (values, extra) in models {
             let null = values.get(null_at).cloned().flatten();

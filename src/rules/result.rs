@@ -35,6 +35,9 @@ pub struct Config {
     /// Suggest fixes for failures (each one verified before it is offered: the
     /// pipeline's `fix`); off under `--expect`, where nobody reads them.
     pub fixes: bool,
+    /// With `counterexample`: write each failure a replay confirms as a regression test
+    /// into this folder (`verify --counterexample --save DIR`; the oracle's `save`).
+    pub save: Option<std::path::PathBuf>,
 }
 
 /// Z3's resource units a solver query may spend by default (`--rlimit`): about seven
@@ -62,6 +65,7 @@ impl Default for Config {
             merge: true,
             rlimit: Some(DEFAULT_RLIMIT),
             interrupt: None,
+            save: None,
             fixes: false,
         }
     }
@@ -158,6 +162,9 @@ pub struct Replay {
     pub inputs: String,
     /// What the run did instead, when not confirmed.
     pub outcome: String,
+    /// With `--save`, for a confirmed failure: the regression test written (its path),
+    /// or why none was.
+    pub saved: Option<Result<String, String>>,
 }
 
 impl VerificationError {

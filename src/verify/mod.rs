@@ -218,6 +218,9 @@ pub struct Paths {
     pub ends: Vec<PathEnd>,
     /// Path ends past the recording bound (counted, without inputs).
     pub dropped: u64,
+    /// The branches of some `if` were merged (a merged path ends at its first failure,
+    /// so a failure only another branch meets later ends no path).
+    pub merged: bool,
 }
 
 /// Run the symbolic executor on `member` (as `verify_member_with` does; with `merge`
@@ -251,7 +254,11 @@ pub fn explore_paths(
     if let Some(f) = v.report.failures.iter().find(|f| f.err.id == "internal.error") {
         return Err(f.err.message.clone());
     }
-    Ok(Paths { ends: std::mem::take(&mut v.path_ends), dropped: v.path_ends_dropped })
+    Ok(Paths {
+        ends: std::mem::take(&mut v.path_ends),
+        dropped: v.path_ends_dropped,
+        merged: v.stats.if_joins > 0,
+    })
 }
 
 /// LANGUAGE.md section 13, step 6: a value quantifier of the member for which no

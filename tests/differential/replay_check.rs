@@ -12,7 +12,7 @@ pub fn confirms(program: &Program, src: &str, member: MemberRef) -> bool {
     let config = Config { timeout: Some(5.0), counterexample: true, ..Config::default() };
     let r = catch_unwind(AssertUnwindSafe(|| {
         let mut res = verify_member(program, member, &config).ok()?;
-        idf_verify::oracle::replay::replay_member(program, src, &mut res);
+        idf_verify::oracle::replay::replay_member(program, src, &mut res, None);
         Some(res.errors.iter().any(|e| e.replay.as_ref().is_some_and(|r| r.confirmed)))
     }));
     matches!(r, Ok(Some(true)))

@@ -194,7 +194,7 @@ fn error_e(e: &VerificationError, a: &Anchors<'_>) -> Option<ErrorE> {
             fields: fields.iter().map(|(o, f, v)| (value_e(o), f.clone(), value_e(v))).collect(),
             lengths: lengths.iter().map(|(o, n)| (value_e(o), value_e(n))).collect(),
         }),
-        replay: replay.as_ref().map(|Replay { confirmed, inputs, outcome }| {
+        replay: replay.as_ref().map(|Replay { confirmed, inputs, outcome, saved: _ }| {
             (*confirmed, inputs.clone(), outcome.clone())
         }),
         fix,
@@ -238,6 +238,7 @@ fn error(e: &ErrorE, a: &Anchors<'_>) -> Option<VerificationError> {
             confirmed: *confirmed,
             inputs: inputs.clone(),
             outcome: outcome.clone(),
+            saved: None,
         }),
         fix: match &e.fix {
             None => None,

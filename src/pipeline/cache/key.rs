@@ -70,6 +70,7 @@ pub fn config_key(config: &Config) -> String {
         rlimit,
         interrupt: _,
         fixes,
+        save: _,
     } = config;
     format!(
         "infer={infer} timeout={timeout:?} trace={trace} counterexample={counterexample} smoke={smoke} merge={merge} rlimit={rlimit:?} fixes={fixes}"
