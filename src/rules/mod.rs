@@ -777,12 +777,15 @@ impl<'p> Verifier<'p> {
         }
         match self.dec.prove(goal) {
             Answer::Proved => {
-                // Also a fact about sequences: the laws are quantifiers, which the
-                // fact's terms can instantiate later (`assert s[2..] == t;` makes
-                // `f(s[2..])` and `f(t)` one value through extensionality).
-                if self.dec.quantified
-                    || !goal.nodes_where(|t| matches!(t.sort(), Sort::Seq(..))).is_empty()
-                {
+                // Also an equation between sequences: the laws are quantifiers, which
+                // the fact's terms can instantiate later (`assert s[2..] == t;` makes
+                // `f(s[2..])` and `f(t)` one value through extensionality). Not every
+                // check that reads a sequence (bounds, lengths): each fact kept is
+                // carried by every later query.
+                let seq_equation = |t: &Term| {
+                    *t.op() == Op::Eq && t.args().iter().any(|a| matches!(a.sort(), Sort::Seq(..)))
+                };
+                if self.dec.quantified || !goal.nodes_where(seq_equation).is_empty() {
                     self.dec.assume(goal.clone());
                 }
                 true
