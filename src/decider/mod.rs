@@ -64,6 +64,9 @@ pub struct Counters {
 pub struct Decider {
     /// Made on first use.
     backend: Option<Backend>,
+    /// The context the models of path ends are read in (`path_models`), made on first
+    /// use: not the member's own solver, whose frames follow the path.
+    models: Option<Backend>,
     pc: Vec<PcEntry>,
     frames: Vec<usize>,
     /// Multiset of the assumed conjuncts, for syntactic proofs.
@@ -139,6 +142,7 @@ impl Decider {
     pub fn new(timeout: Option<Duration>) -> Decider {
         let mut d = Decider {
             backend: None,
+            models: None,
             pc: Vec::new(),
             frames: Vec::new(),
             known: TermMap::default(),
@@ -705,7 +709,12 @@ impl Decider {
         let Some(limits) = self.fresh_limits() else { return vec![] };
         let mut sigma: Vec<Term> = self.pc.iter().map(|e| e.term.clone()).collect();
         sigma.extend(also);
-        z3::fresh_distinct_models(&sigma, tiers, terms, more, k, limits)
+        // One context for all the member's path ends: the path conditions share most of
+        // their terms, which it translates once (a context per path end cost more than
+        // the models).
+        let interrupt = limits.interrupt.clone();
+        let b = self.models.get_or_insert_with(|| Backend::stoppable(interrupt));
+        z3::distinct_models_in(b, &sigma, tiers, terms, more, k, limits)
     }
 
     /// The path condition, for traces.

@@ -1671,6 +1671,44 @@ pub fn fresh_distinct_models(
     limits: Limits,
 ) -> Vec<ModelRead> {
     let mut b = Backend::holding(assumptions, limits);
+    tiered_models(&mut b, tiers, terms, more, k)
+}
+
+/// As `fresh_distinct_models`, in `b` (a context made for a member's path ends, which
+/// keeps what it translated from one path end to the next): `assumptions` are given in
+/// a solver frame taken back after.
+pub fn distinct_models_in(
+    b: &mut Backend,
+    assumptions: &[Term],
+    tiers: &[Vec<Term>],
+    terms: &[Term],
+    more: &dyn Fn(&[Option<String>]) -> Vec<Term>,
+    k: usize,
+    limits: Limits,
+) -> Vec<ModelRead> {
+    match limits.timeout_ms {
+        Some(ms) => b.set_timeout_ms(ms),
+        None => b.clear_timeout(),
+    }
+    b.set_rlimit(limits.rlimit.unwrap_or(0));
+    b.push();
+    for a in assumptions {
+        b.assert(a);
+    }
+    let out = tiered_models(b, tiers, terms, more, k);
+    b.pop();
+    out
+}
+
+/// Up to `k` distinct models of what `b` holds, tier by tier (see
+/// `fresh_distinct_models`).
+fn tiered_models(
+    b: &mut Backend,
+    tiers: &[Vec<Term>],
+    terms: &[Term],
+    more: &dyn Fn(&[Option<String>]) -> Vec<Term>,
+    k: usize,
+) -> Vec<ModelRead> {
     let tiers: Vec<&Vec<Term>> = tiers.iter().filter(|t| !t.is_empty()).collect();
     let mut out: Vec<ModelRead> = vec![];
     for (i, prefer) in tiers.iter().enumerate() {
