@@ -673,7 +673,11 @@ impl Decider {
                 if left.is_zero() {
                     return None;
                 }
-                Some(left.as_millis().min(u32::MAX as u128) as u32)
+                // As the member's own queries: a time limit only when the user gave one
+                // (`timed`); otherwise the resource limit bounds the question, so that
+                // its answer (a counterexample's model) does not depend on the machine's
+                // load (the re-run of a merged failure has a deadline of its own).
+                self.timed.then(|| left.as_millis().min(u32::MAX as u128) as u32)
             }
             None => None,
         };

@@ -226,10 +226,9 @@ fn reintern(t: &Term, memo: &mut TermMap<u64, Term>) -> Term {
     r
 }
 
-/// A new name for a bound variable, unique in the process (`i@1'7`).
+/// A new name for a bound variable, unique among the member's terms (`i@1'7`).
 fn fresh_bound(name: &str) -> String {
-    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let n = crate::state::term::next_bound_number();
     let base = name.split('\'').next().unwrap_or(name);
     format!("{base}'{n}")
 }

@@ -267,16 +267,32 @@ impl Interner {
 
 thread_local! {
     static INTERNER: RefCell<Interner> = RefCell::new(Interner::default());
+    /// The number of the next renamed bound variable (`i@1'7`) on this thread.
+    static BOUND: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// Forget every interned term of this thread (between members). Terms still alive
-/// stay valid but will no longer be shared with new ones (see `generation`).
+/// stay valid but will no longer be shared with new ones (see `generation`). Bound
+/// variables are numbered afresh too: a name orders terms (`a == b` puts the smaller
+/// first), so a member's terms, and what the solver answers about them, must not
+/// depend on how many quantifiers the thread renamed before.
 pub fn reset_interner() {
     INTERNER.with(|i| {
         let mut i = i.borrow_mut();
         i.table = hashbrown::HashTable::new();
         i.generation += 1;
     });
+    BOUND.with(|n| n.set(0));
+}
+
+/// A number for a renamed bound variable, unique on this thread since the last
+/// `reset_interner` (the terms of one member).
+pub fn next_bound_number() -> u64 {
+    BOUND.with(|n| {
+        let k = n.get();
+        n.set(k + 1);
+        k
+    })
 }
 
 /// How many times this thread's interner was reset: a term kept across a reset
