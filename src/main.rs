@@ -531,6 +531,7 @@ fn verify_main(cli: VerifyArgs) -> i32 {
             trace: cli.trace,
             counterexample: cli.counterexample,
             stats,
+            quantifier_counts: stats,
             smoke: cli.smoke,
             merge: !cli.no_merge,
             fixes: !cli.expect && !cli.no_fixes,

@@ -114,3 +114,34 @@ fn a_process_killed_while_counting_leaves_no_log() {
     assert!(seen, "the counting context never opened its log");
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// Counting instances makes Z3 write its trace log (twice the time of a
+/// quantifier-heavy member), so it is done only when asked: the result cache keeps
+/// every miss's statistics but not the counts, and `--stats` still gets them through
+/// the cache.
+#[test]
+fn instances_are_counted_only_when_asked() {
+    use idf_verify::pipeline::{FileStatus, MemberOutcome, Options};
+    use idf_verify::verify::Config;
+    let counted = |quantifier_counts: bool| {
+        let config = Config { stats: true, quantifier_counts, ..Config::default() };
+        let opts = Options { config, methods: vec!["Loop.named".into()], ..Options::default() };
+        let run = idf_verify::pipeline::run::run(&[program()], &opts);
+        let FileStatus::Checked(members) = &run.files[0].status else { panic!("not checked") };
+        let MemberOutcome::Done(r) = &members[0] else { panic!("not done") };
+        r.stats.as_ref().expect("statistics").quantifiers.len()
+    };
+    assert_eq!(counted(false), 0);
+    assert!(counted(true) > 0);
+
+    let cache = std::env::temp_dir().join(format!("idf-quant-cache-{}", std::process::id()));
+    let dir = cache.to_string_lossy().into_owned();
+    let out = Command::new(bin())
+        .args(["--cache", &dir, "--rlimit", "100000", "--stats", "--method", "Loop.named"])
+        .arg(program())
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&cache);
+    let out = String::from_utf8_lossy(&out.stdout);
+    assert!(out.contains("quantifier instances (most first):"), "{out}");
+}

@@ -20,6 +20,10 @@ pub struct Config {
     pub counterexample: bool,
     /// Collect per-member statistics.
     pub stats: bool,
+    /// With `stats`: count each quantifier's instances (Z3 writes its trace log for
+    /// that, which doubles a quantifier-heavy member's time). `--stats` asks for them;
+    /// the result cache, which keeps every miss's statistics, does not.
+    pub quantifier_counts: bool,
     /// Vacuity check: warn (`vacuous`) when no path of a verified member reaches its
     /// end, or some `assert` or `return` of it.
     pub smoke: bool,
@@ -61,6 +65,7 @@ impl Default for Config {
             trace: false,
             counterexample: false,
             stats: false,
+            quantifier_counts: false,
             smoke: false,
             merge: true,
             rlimit: Some(DEFAULT_RLIMIT),

@@ -85,7 +85,7 @@ pub fn verify_member_with(
         .ok_or_else(|| "no such member".to_string())?;
     crate::state::term::reset_interner();
     let mut v = Verifier::new(program, info, config.clone());
-    v.dec.count_instances = config.stats;
+    v.dec.count_instances = config.stats && config.quantifier_counts;
     v.verify(member);
     let detail = config.trace || config.counterexample;
     let rerun = v.stats.merges > 0 || (v.stats.if_joins > 0 && detail);
@@ -115,7 +115,7 @@ pub fn verify_member_with(
         // thread for each timed query (a failing member took 8 ms more for it).
         let until = Instant::now() + Duration::from_secs_f64(left.min(cap));
         again.dec.set_deadline(Some(until), config.timeout.is_some());
-        again.dec.count_instances = config.stats;
+        again.dec.count_instances = config.stats && config.quantifier_counts;
         again.verify(member);
         if !again.timed_out {
             again.stats.merges = v.stats.merges;
@@ -175,7 +175,8 @@ pub fn verify_member_with(
     } else {
         Status::Failed
     };
-    let quantifiers = if config.stats { v.top_quantifiers() } else { vec![] };
+    let quantifiers =
+        if config.stats && config.quantifier_counts { v.top_quantifiers() } else { vec![] };
     let time_ms = start.elapsed().as_secs_f64() * 1000.0;
     let stats = config.stats.then_some(Stats {
         paths: v.stats.paths,

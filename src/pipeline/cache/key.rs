@@ -65,6 +65,7 @@ pub fn config_key(config: &Config) -> String {
         trace,
         counterexample,
         stats: _,
+        quantifier_counts: _,
         smoke,
         merge,
         rlimit,
