@@ -6,7 +6,8 @@
 //! and Z3 is asked only otherwise. What Z3 sees is kept small: axiom instances of pure
 //! methods reach it only when a check does not prove unsatisfiability without them.
 
-pub mod profile;
+pub mod entail;
+mod profile;
 pub mod z3;
 
 use crate::state::term::{Term, TermMap};
@@ -451,6 +452,26 @@ impl Decider {
                 && t.args().iter().all(|c| self.known(c))
     }
 
+    /// Does `t` follow from the path condition by syntax alone ([`entail`])? The
+    /// path's integer comparisons taken are its latest `entail::MAX_ATOMS`.
+    pub fn entailed_by_syntax(&self, t: &Term) -> bool {
+        use crate::state::term::Op;
+        let atoms: Vec<Term> = self
+            .pc
+            .iter()
+            .rev()
+            .map(|e| &e.term)
+            .filter(|t| match t.op() {
+                Op::Le | Op::Lt | Op::Eq => true,
+                Op::Not => matches!(t.args()[0].op(), Op::Le | Op::Lt),
+                _ => false,
+            })
+            .take(entail::MAX_ATOMS)
+            .cloned()
+            .collect();
+        entail::entails(&|x| self.known(x), &atoms, t)
+    }
+
     /// Is `t` syntactically among the assumptions (not counting what the solver
     /// proved)? A term assumed is consistent with the path as far as the path is: what
     /// was proved may be so only because the path condition is contradictory.
@@ -465,8 +486,9 @@ impl Decider {
     }
 
     /// Σ ⊢ t ?
+    #[track_caller]
     pub fn prove(&mut self, t: &Term) -> Answer {
-        if self.known_conjuncts(t) {
+        if self.known_conjuncts(t) || self.entailed_by_syntax(t) {
             return Answer::Proved;
         }
         if self.known(&Term::ff()) {
@@ -504,6 +526,7 @@ impl Decider {
     }
 
     /// Is Σ ∪ {t} satisfiable? (`Unknown` when the solver gives up.)
+    #[track_caller]
     pub fn check(&mut self, t: &Term) -> Sat {
         if t.is_false() || self.known(&Term::ff()) {
             return Sat::Unsat;
@@ -546,6 +569,12 @@ impl Decider {
             r = self.backend().check_with(t);
         }
         self.counters.z3_time += start.elapsed();
+        if query_log() {
+            // Where the rules asked (`#[track_caller]` up to the rule), the answer, the
+            // time in microseconds and the question: a developer's profile.
+            let at = std::panic::Location::caller();
+            eprintln!("query {at} {r:?} {} {t}", start.elapsed().as_micros());
+        }
         if r == Sat::Sat && self.out_of_time() {
             // Z3 stopped by the time limit or an interrupt may answer `unknown` with
             // the reason "incomplete", which reads as "not proved": out of time, the
@@ -824,6 +853,13 @@ fn take_back(m: &mut TermMap<Term, u32>, t: &Term) {
     }
 }
 
+/// Whether `IDF_QUERY_LOG` is set: each solver query is then printed on standard error
+/// with the rule that asked it (a developer's profile; see README "Performance").
+fn query_log() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("IDF_QUERY_LOG").is_some())
+}
+
 /// The symbols occurring in `t`.
 fn symbols(t: &Term) -> Vec<Term> {
     t.symbols()
@@ -1016,14 +1052,43 @@ mod tests {
     }
 
     #[test]
+    fn bounds_in_a_quantifier_body_need_no_query() {
+        let mut d = Decider::new(None);
+        let (i, j) = (Term::var("i", Sort::Int), Term::var("j", Sort::Int));
+        let a = Term::var("a", Sort::Ref);
+        let len = Term::len(a.clone());
+        d.assume(Term::ne(a.clone(), Term::null()));
+        d.push();
+        d.assume_branch(Term::and_all(vec![
+            Term::le(Term::int(0), i.clone()),
+            Term::lt(i.clone(), j.clone()),
+            Term::lt(j.clone(), len.clone()),
+        ]));
+        let inb = Term::and(Term::le(Term::int(0), i.clone()), Term::lt(i.clone(), len.clone()));
+        assert_eq!(d.prove(&inb), Answer::Proved);
+        let guard = Term::and(Term::le(Term::int(0), j.clone()), Term::lt(j.clone(), len.clone()));
+        let nn = Term::implies(guard, Term::ne(a.clone(), Term::null()));
+        assert_eq!(d.prove(&nn), Answer::Proved);
+        assert_eq!(d.counters.queries, 0);
+        // Not entailed: the solver is asked, and refutes it.
+        let beyond = Term::lt(Term::add(j.clone(), Term::int(1)), len.clone());
+        assert_eq!(d.prove(&beyond), Answer::Refuted);
+        assert!(d.counters.queries > 0);
+        d.pop();
+        assert_eq!(d.prove(&inb), Answer::Refuted);
+    }
+
+    #[test]
     fn what_the_solver_proved_is_known_until_its_frame_is_popped() {
         let mut d = Decider::new(None);
         let x = Term::var("x", Sort::Int);
         let goal = Term::lt(Term::int(0), x.clone());
         d.push();
-        d.assume(Term::lt(Term::int(5), x.clone()));
+        // A disjunction: syntax alone does not decide the goal.
+        d.assume(Term::or(Term::lt(Term::int(5), x.clone()), Term::lt(Term::int(7), x.clone())));
         assert_eq!(d.prove(&goal), Answer::Proved);
         let asked = d.counters.queries;
+        assert!(asked > 0);
         assert_eq!(d.prove(&goal), Answer::Proved);
         assert!(d.known(&goal));
         assert_eq!(d.counters.queries, asked);

@@ -373,6 +373,16 @@ pub fn elem_of(array_ty: &Type) -> crate::state::term::Elem {
     }
 }
 
+/// The error ids of checks that an expression is defined (not of what the program
+/// asserts): their goals are not kept as facts once proved.
+const WELLDEFINEDNESS: [&str; 5] = [
+    "receiver.null",
+    "index.out.of.bounds",
+    "division.by.zero",
+    "negative.permission",
+    "not.wellformed",
+];
+
 impl<'p> Verifier<'p> {
     pub fn new(prog: &'p Program, info: &'p Info, config: Config) -> Verifier<'p> {
         let timeout = config.timeout.map(std::time::Duration::from_secs_f64);
@@ -748,6 +758,7 @@ impl<'p> Verifier<'p> {
     }
 
     /// Prove `goal`; on failure record it (with `reason`) and return false.
+    #[track_caller]
     pub fn check(
         &mut self,
         state: &State,
@@ -760,6 +771,7 @@ impl<'p> Verifier<'p> {
     }
 
     /// [`Verifier::check`], with a message that may read the verifier (to name terms).
+    #[track_caller]
     pub fn check_with(
         &mut self,
         state: &State,
@@ -785,7 +797,13 @@ impl<'p> Verifier<'p> {
                 let seq_equation = |t: &Term| {
                     *t.op() == Op::Eq && t.args().iter().any(|a| matches!(a.sort(), Sort::Seq(..)))
                 };
-                if self.dec.quantified || !goal.nodes_where(seq_equation).is_empty() {
+                // A well-definedness check (an index in bounds, a receiver not null)
+                // names no term the path lacks: kept, it would only be instantiated
+                // again under every quantifier it ends up in.
+                let welldefinedness = WELLDEFINEDNESS.contains(&reason);
+                if (self.dec.quantified && !welldefinedness)
+                    || !goal.nodes_where(seq_equation).is_empty()
+                {
                     self.dec.assume(goal.clone());
                 }
                 true
@@ -912,11 +930,13 @@ impl<'p> Verifier<'p> {
     }
 
     /// Is this path's condition satisfiable? (`unknown` counts as satisfiable.)
+    #[track_caller]
     pub fn path_feasible(&mut self) -> bool {
         self.dec.check(&Term::tt()) != crate::decider::Sat::Unsat
     }
 
     /// Can `cond` hold on this path? (`unknown` counts as feasible.)
+    #[track_caller]
     pub fn feasible(&mut self, cond: &Term) -> bool {
         if self.dec.assumed(cond) || self.dec.independent(cond) {
             return true;
@@ -996,7 +1016,13 @@ impl<'p> Verifier<'p> {
                 }
             }
             for f in &l.derived {
-                let t = Term::implies(guard.clone(), f.clone());
+                // A fact true in every state needs no guard (a guard would make its
+                // symbols look constrained: `rules::eval::bounds_fresh`).
+                let t = if f.is_valid_fact() {
+                    f.clone()
+                } else {
+                    Term::implies(guard.clone(), f.clone())
+                };
                 if seen.insert(t.clone()) {
                     self.dec.assume_derived(t);
                 }

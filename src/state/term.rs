@@ -358,6 +358,13 @@ impl Term {
             _ => None,
         }
     }
+    /// Is `self` a fact true in every state by the theory alone: an array's length or
+    /// a sequence's is not negative (`0 ≤ len(a)`, `0 ≤ |s|`)?
+    pub fn is_valid_fact(&self) -> bool {
+        *self.op() == Op::Le
+            && self.args()[0].as_int() == Some(0)
+            && matches!(self.args()[1].op(), Op::Len | Op::SeqLen)
+    }
     pub fn as_int(&self) -> Option<i64> {
         match self.op() {
             Op::Int(n) => Some(*n),
