@@ -421,7 +421,39 @@ fn tune_allocator() {
     }
 }
 
+/// Let glibc's allocator back its heaps with transparent huge pages: most of a small
+/// run's time otherwise goes to faulting in Z3's fresh memory 4 KiB at a time (a file
+/// of 20 members: 9,800 page faults, 600 with huge pages; 15-30% less CPU time, each
+/// worker thread's first member 5 ms faster). The switch is a tunable glibc reads at
+/// start-up only (`GLIBC_TUNABLES`), so the process starts itself again once with it,
+/// unless the user set tunables of their own, the kernel gives huge pages only to
+/// memory that asks (`madvise` mode) and not at all, or the start fails (then it
+/// goes on as it is).
+fn use_huge_pages() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::os::unix::process::CommandExt;
+        if std::env::var_os("GLIBC_TUNABLES").is_some() {
+            return;
+        }
+        let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled");
+        if !mode.is_ok_and(|m| m.contains("[madvise]")) {
+            return;
+        }
+        let Ok(exe) = std::env::current_exe() else { return };
+        let mut args = std::env::args_os();
+        let Some(arg0) = args.next() else { return };
+        // Returns only if the start failed.
+        let _ = std::process::Command::new(exe)
+            .arg0(arg0)
+            .args(args)
+            .env("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1")
+            .exec();
+    }
+}
+
 fn main() {
+    use_huge_pages();
     tune_allocator();
     idf_verify::guard::install_panic_hook();
     let code = idf_verify::guard::catch_panic(real_main).unwrap_or_else(|message| {

@@ -561,6 +561,7 @@ impl Decider {
         self.counters.queries += 1;
         let start = Instant::now();
         self.sync();
+        let units = if query_log() { self.backend().rlimit_count() } else { 0 };
         let mut r = self.backend().check_with(t);
         if r != Sat::Unsat && !self.pending.is_empty() {
             // Not refuted without the axiom instances: ask again with them.
@@ -573,7 +574,8 @@ impl Decider {
             // Where the rules asked (`#[track_caller]` up to the rule), the answer, the
             // time in microseconds and the question: a developer's profile.
             let at = std::panic::Location::caller();
-            eprintln!("query {at} {r:?} {} {t}", start.elapsed().as_micros());
+            let units = self.backend().rlimit_count().saturating_sub(units);
+            eprintln!("query {at} {r:?} {} {units} {t}", start.elapsed().as_micros());
         }
         if r == Sat::Sat && self.out_of_time() {
             // Z3 stopped by the time limit or an interrupt may answer `unknown` with

@@ -1231,6 +1231,28 @@ impl Backend {
         r
     }
 
+    /// The resource units Z3 has counted in this context so far (its statistic `rlimit
+    /// count`; 0 when absent): for the query log.
+    pub fn rlimit_count(&self) -> u64 {
+        // SAFETY: the statistics object is counted while read.
+        unsafe {
+            let Some(st) = Z3_solver_get_statistics(self.ctx, self.solver) else { return 0 };
+            Z3_stats_inc_ref(self.ctx, st);
+            let mut n = 0;
+            for i in 0..Z3_stats_size(self.ctx, st) {
+                let k = Z3_stats_get_key(self.ctx, st, i);
+                if !k.is_null()
+                    && std::ffi::CStr::from_ptr(k).to_bytes() == b"rlimit count"
+                    && Z3_stats_is_uint(self.ctx, st, i)
+                {
+                    n = Z3_stats_get_uint_value(self.ctx, st, i) as u64;
+                }
+            }
+            Z3_stats_dec_ref(self.ctx, st);
+            n
+        }
+    }
+
     /// Did the last `unknown` come from incompleteness (quantifiers, sequences) rather
     /// than a limit?
     fn incomplete(&self) -> bool {

@@ -373,16 +373,6 @@ pub fn elem_of(array_ty: &Type) -> crate::state::term::Elem {
     }
 }
 
-/// The error ids of checks that an expression is defined (not of what the program
-/// asserts): their goals are not kept as facts once proved.
-const WELLDEFINEDNESS: [&str; 5] = [
-    "receiver.null",
-    "index.out.of.bounds",
-    "division.by.zero",
-    "negative.permission",
-    "not.wellformed",
-];
-
 impl<'p> Verifier<'p> {
     pub fn new(prog: &'p Program, info: &'p Info, config: Config) -> Verifier<'p> {
         let timeout = config.timeout.map(std::time::Duration::from_secs_f64);
@@ -797,13 +787,7 @@ impl<'p> Verifier<'p> {
                 let seq_equation = |t: &Term| {
                     *t.op() == Op::Eq && t.args().iter().any(|a| matches!(a.sort(), Sort::Seq(..)))
                 };
-                // A well-definedness check (an index in bounds, a receiver not null)
-                // names no term the path lacks: kept, it would only be instantiated
-                // again under every quantifier it ends up in.
-                let welldefinedness = WELLDEFINEDNESS.contains(&reason);
-                if (self.dec.quantified && !welldefinedness)
-                    || !goal.nodes_where(seq_equation).is_empty()
-                {
+                if self.dec.quantified || !goal.nodes_where(seq_equation).is_empty() {
                     self.dec.assume(goal.clone());
                 }
                 true
