@@ -225,6 +225,9 @@ struct TestArgs {
     /// human: a line per member and the failures; json: one JSON document.
     #[arg(long, value_enum, default_value = "human")]
     format: TestFormat,
+    /// Members tested in parallel (default: all cores).
+    #[arg(short, long, value_name = "N", value_parser = parse_jobs)]
+    jobs: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -264,6 +267,10 @@ fn test_main(cli: TestArgs) -> i32 {
         save: cli.save,
         json: cli.format == TestFormat::Json,
         stop: Some(&idf_verify::pipeline::INTERRUPTED),
+        jobs: idf_verify::pipeline::run::worker_count(&idf_verify::pipeline::Options {
+            jobs: cli.jobs.unwrap_or(0),
+            ..Default::default()
+        }),
     };
     install_interrupt_handler();
     let (sum, written) = idf_verify::guard::with_big_stack(|| {

@@ -59,3 +59,23 @@ fn jobs_do_not_change_the_output() {
     let one = records("1", &refs);
     assert_eq!(records("2", &refs), one);
 }
+
+/// `idf-verify test` runs members on several workers: its report (solved inputs and
+/// failures included) is the same whatever `--jobs` is.
+#[test]
+#[ignore = "slow in a debug build: .ci/run runs it with --release --ignored"]
+fn test_jobs_do_not_change_the_report() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/verify");
+    let dirs = ["quant", "seq", "arrays", "heldout_qseq"].map(|d| root.join(d));
+    let report = |jobs: &str| {
+        let out = Command::new(bin())
+            .args(["test", "--paths", "--format", "json", "--jobs", jobs])
+            .args(&dirs)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let one = report("1");
+    assert!(one.contains("\"inputs\""), "{one}");
+    assert_eq!(report("2"), one);
+}

@@ -139,6 +139,11 @@ impl Interrupt {
         contexts.push(LiveContext(ctx));
     }
 
+    /// Is `other` a clone of this one (the same member's request)?
+    pub fn same(&self, other: &Interrupt) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// Does no context of the member remain (its verification is over)?
     pub fn finished(&self) -> bool {
         self.0.contexts.lock().map_or(true, |c| c.is_empty())

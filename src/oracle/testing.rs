@@ -48,6 +48,8 @@ pub struct TestOptions {
     /// Once set (a signal), no member starts and the member under way is stopped and
     /// left unreported; what finished is reported, marked interrupted.
     pub stop: Option<&'static AtomicBool>,
+    /// Members tested at once (worker threads; at least one).
+    pub jobs: usize,
 }
 
 /// Totals of a run of `idf-verify test`.
@@ -296,7 +298,7 @@ fn member_json(file: &str, name: &str, r: &MemberReport) -> serde_json::Value {
 
 /// Run `idf-verify test`, printing to `out`; returns the totals.
 pub fn run_tests(opts: &TestOptions, out: &mut dyn Write) -> TestSummary {
-    let current: Arc<Mutex<Option<Interrupt>>> = Arc::default();
+    let current: Arc<Mutex<Vec<Interrupt>>> = Arc::default();
     let done = Arc::new(AtomicBool::new(false));
     let watcher = opts.stop.map(|stop| watch(stop, current.clone(), done.clone()));
     let sum = run_tests_watched(opts, out, &current);
@@ -314,148 +316,209 @@ struct Finished {
     shown: Result<serde_json::Value, Vec<u8>>,
 }
 
-/// Test `members` of `program` one after another on a worker thread with a large
-/// stack (on this thread if none can be made), sending each finished member; the
-/// worker stops before the next member once `opts.stop` is set, and sends nothing
-/// for a member that a signal cut short.
-fn start_members(
-    program: &Arc<Program>,
-    source: &crate::source::Source,
+/// A file given to `test`: its program and selected members, or its input errors.
+struct Loaded {
+    /// The path as given, and as messages quote it (control characters escaped).
+    path: String,
+    shown: String,
+    text: Arc<String>,
+    program: Option<Arc<Program>>,
     members: Vec<(MemberRef, String)>,
-    opts: &TestOptions,
-    current: &Arc<Mutex<Option<Interrupt>>>,
-) -> std::sync::mpsc::Receiver<Finished> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let job = {
-        let program = program.clone();
-        let text = source.text.clone();
-        // The path as messages quote it (control characters escaped).
-        let shown = escape_controls(&source.path).to_string();
-        let opts = opts.clone();
-        let current = current.clone();
-        let path = source.path.clone();
-        move || test_members(&program, (&path, &shown), &text, members, &opts, &current, &tx)
+    /// Input errors, rendered (a line each, or JSON records).
+    errors: Vec<Result<serde_json::Value, String>>,
+}
+
+fn load_file(path: &std::path::Path, opts: &TestOptions) -> Loaded {
+    let (source, text) = load(path);
+    let shown = escape_controls(&source.path).to_string();
+    let mut loaded = Loaded {
+        path: source.path.clone(),
+        shown,
+        text: Arc::new(source.text.clone()),
+        program: None,
+        members: vec![],
+        errors: vec![],
     };
-    let job = Arc::new(Mutex::new(Some(job)));
-    let run = {
-        let job = job.clone();
-        move || {
-            if let Some(f) = job.lock().ok().and_then(|mut j| j.take()) {
-                f();
+    match text.map_err(|e| vec![e]).and_then(|t| front_end(&t)) {
+        Ok(p) => {
+            loaded.members = select_members(&p, &opts.methods);
+            loaded.program = Some(Arc::new(p));
+        }
+        Err(errors) => {
+            for e in errors {
+                let line = e.span.map(|s| line_of(&source.text, s)).unwrap_or(0);
+                loaded.errors.push(if opts.json {
+                    Ok(serde_json::json!({
+                        "file": source.path, "id": e.id, "line": line, "message": e.message,
+                    }))
+                } else {
+                    Err(format!("{}:{line}: {}: {}", loaded.shown, e.id, e.message))
+                });
             }
         }
-    };
-    let spawned =
-        std::thread::Builder::new().stack_size(crate::guard::STACK_SIZE).spawn(run).is_ok();
-    if !spawned && let Some(f) = job.lock().ok().and_then(|mut j| j.take()) {
-        f();
+    }
+    loaded
+}
+
+/// Test the members of `files` on `opts.jobs` worker threads with large stacks (on
+/// this thread if none can be made), each taking the next member not yet taken and
+/// sending it back finished, with its index; a worker stops before its next member
+/// once `opts.stop` is set, and sends nothing for a member that a signal cut short.
+/// The members in flight are in `current` (for the signal's watcher to stop).
+fn start_members(
+    files: &Arc<Vec<Loaded>>,
+    jobs: &Arc<Vec<(usize, usize)>>,
+    opts: &TestOptions,
+    current: &Arc<Mutex<Vec<Interrupt>>>,
+) -> std::sync::mpsc::Receiver<(usize, Finished)> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let workers = opts.jobs.max(1).min(jobs.len());
+    let mut spawned = 0;
+    for _ in 0..workers {
+        let (files, jobs, opts, current, next, tx) =
+            (files.clone(), jobs.clone(), opts.clone(), current.clone(), next.clone(), tx.clone());
+        let run = move || test_members(&files, &jobs, &next, &opts, &current, &tx);
+        if std::thread::Builder::new().stack_size(crate::guard::STACK_SIZE).spawn(run).is_ok() {
+            spawned += 1;
+        }
+    }
+    if spawned == 0 {
+        test_members(files, jobs, &next, opts, current, &tx);
     }
     rx
 }
 
+/// A worker: the next member of `jobs` (a file's index in `files`, a member's in the
+/// file's) until none is left, each sent back finished with its index in `jobs`.
 fn test_members(
-    program: &Program,
-    (path, shown): (&str, &str),
-    text: &str,
-    members: Vec<(MemberRef, String)>,
+    files: &[Loaded],
+    jobs: &[(usize, usize)],
+    next: &std::sync::atomic::AtomicUsize,
     opts: &TestOptions,
-    current: &Mutex<Option<Interrupt>>,
-    tx: &std::sync::mpsc::Sender<Finished>,
+    current: &Mutex<Vec<Interrupt>>,
+    tx: &std::sync::mpsc::Sender<(usize, Finished)>,
 ) {
     let stopped = || opts.stop.is_some_and(|s| s.load(Ordering::SeqCst));
-    let info = if opts.solve { Some(crate::rules::info::Info::new(program)) } else { None };
-    for (member, name) in members {
+    // The program analysis of the file whose member ran last on this worker.
+    let mut info: Option<(usize, crate::rules::info::Info)> = None;
+    loop {
+        let j = next.fetch_add(1, Ordering::SeqCst);
+        let Some(&(fi, mi)) = jobs.get(j) else { return };
         if stopped() {
             return;
         }
+        let file = &files[fi];
+        let Some(program) = &file.program else { continue };
+        let (member, name) = &file.members[mi];
+        if opts.solve && info.as_ref().is_none_or(|(f, _)| *f != fi) {
+            info = Some((fi, crate::rules::info::Info::new(program)));
+        }
         let interrupt = Interrupt::default();
         if let Ok(mut c) = current.lock() {
-            *c = Some(interrupt.clone());
+            c.push(interrupt.clone());
         }
-        let config = crate::verify::Config {
-            timeout: opts.timeout,
-            interrupt: Some(interrupt),
-            ..Default::default()
-        };
-        let mut internal = 0;
-        let tested = crate::guard::catch_panic(|| match &info {
-            Some(info) => match crate::oracle::paths::test_member_paths(
-                program,
-                info,
-                shown,
-                text,
-                member,
-                &config,
-                opts.per_path,
-                opts.runs,
-                opts.seed,
-            ) {
-                Ok(r) => r,
-                Err(e) => {
-                    internal += 1;
-                    crate::say!("internal error: {name}: {e}");
-                    test_member_random(program, shown, text, member, opts)
-                }
-            },
-            None => test_member_random(program, shown, text, member, opts),
-        });
-        let report = tested.unwrap_or_else(|e| {
-            internal += 1;
-            crate::say!("internal error: {name}: {e}");
-            MemberReport::default()
-        });
+        let finished =
+            test_one(file, program, *member, name, info.as_ref().map(|(_, i)| i), opts, &interrupt);
+        if let Ok(mut c) = current.lock() {
+            c.retain(|i| !i.same(&interrupt));
+        }
         if stopped() {
             // Cut short: not a result.
             return;
         }
-        let mut sum = TestSummary { internal, ..Default::default() };
-        sum.members = 1;
-        sum.runs = report.runs;
-        sum.accepted = report.accepted;
-        sum.out_of_steps = report.out_of_steps;
-        sum.failures = report.failures.len();
-        if let Some(p) = &report.paths {
-            sum.paths = p.paths;
-            sum.reached = p.reached;
-            sum.solved = p.solved;
-        }
-        if let Some(dir) = &opts.save {
-            for (k, f) in report.failures.iter().enumerate() {
-                match crate::oracle::save::save_failure(
-                    dir, program, text, member, &f.inputs, k, f.id,
-                ) {
-                    Ok(p) => sum.saved.push(p),
-                    Err(why) => sum.unsaved.push(format!("{}: {why}", f.message)),
-                }
-            }
-        }
-        let shown = if opts.json {
-            Ok(member_json(path, &name, &report))
-        } else {
-            let mut text = vec![];
-            render_member(&mut text, &name, &report);
-            Err(text)
-        };
-        if tx.send(Finished { sum, shown }).is_err() {
+        if tx.send((j, finished)).is_err() {
             // Nobody is listening any more.
             return;
         }
     }
 }
 
-/// Until `done`, interrupt the member under way (`current`) once `stop` is set.
+/// Test one member: on inputs solved from its paths (with `info`), else random ones.
+fn test_one(
+    file: &Loaded,
+    program: &Program,
+    member: MemberRef,
+    name: &str,
+    info: Option<&crate::rules::info::Info>,
+    opts: &TestOptions,
+    interrupt: &Interrupt,
+) -> Finished {
+    let (shown, text) = (file.shown.as_str(), file.text.as_str());
+    let config = crate::verify::Config {
+        timeout: opts.timeout,
+        interrupt: Some(interrupt.clone()),
+        ..Default::default()
+    };
+    let mut internal = 0;
+    let tested = crate::guard::catch_panic(|| match info {
+        Some(info) => match crate::oracle::paths::test_member_paths(
+            program,
+            info,
+            shown,
+            text,
+            member,
+            &config,
+            opts.per_path,
+            opts.runs,
+            opts.seed,
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                internal += 1;
+                crate::say!("internal error: {name}: {e}");
+                test_member_random(program, shown, text, member, opts)
+            }
+        },
+        None => test_member_random(program, shown, text, member, opts),
+    });
+    let report = tested.unwrap_or_else(|e| {
+        internal += 1;
+        crate::say!("internal error: {name}: {e}");
+        MemberReport::default()
+    });
+    let mut sum = TestSummary { internal, ..Default::default() };
+    sum.members = 1;
+    sum.runs = report.runs;
+    sum.accepted = report.accepted;
+    sum.out_of_steps = report.out_of_steps;
+    sum.failures = report.failures.len();
+    if let Some(p) = &report.paths {
+        sum.paths = p.paths;
+        sum.reached = p.reached;
+        sum.solved = p.solved;
+    }
+    if let Some(dir) = &opts.save {
+        for (k, f) in report.failures.iter().enumerate() {
+            match crate::oracle::save::save_failure(dir, program, text, member, &f.inputs, k, f.id)
+            {
+                Ok(p) => sum.saved.push(p),
+                Err(why) => sum.unsaved.push(format!("{}: {why}", f.message)),
+            }
+        }
+    }
+    let shown = if opts.json {
+        Ok(member_json(&file.path, name, &report))
+    } else {
+        let mut text = vec![];
+        render_member(&mut text, name, &report);
+        Err(text)
+    };
+    Finished { sum, shown }
+}
+
+/// Until `done`, interrupt the members under way (`current`) once `stop` is set.
 fn watch(
     stop: &'static AtomicBool,
-    current: Arc<Mutex<Option<Interrupt>>>,
+    current: Arc<Mutex<Vec<Interrupt>>>,
     done: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new().stack_size(64 << 10).spawn(move || {
         while !done.load(Ordering::SeqCst) {
             if stop.load(Ordering::SeqCst)
                 && let Ok(c) = current.lock()
-                && let Some(i) = c.as_ref()
             {
-                i.interrupt();
+                c.iter().for_each(Interrupt::interrupt);
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -465,63 +528,57 @@ fn watch(
 fn run_tests_watched(
     opts: &TestOptions,
     out: &mut dyn Write,
-    current: &Arc<Mutex<Option<Interrupt>>>,
+    current: &Arc<Mutex<Vec<Interrupt>>>,
 ) -> TestSummary {
     let mut sum = TestSummary::default();
     let mut records = vec![];
     let mut input_errors = vec![];
     let stopped = || opts.stop.is_some_and(|s| s.load(Ordering::SeqCst));
-    'files: for path in collect_files(&opts.paths) {
+    let mut files = vec![];
+    for path in collect_files(&opts.paths) {
         if stopped() {
-            sum.interrupted = true;
             break;
         }
-        let (source, text) = load(&path);
-        let program = match text.map_err(|e| vec![e]).and_then(|t| front_end(&t)) {
-            Ok(p) => p,
-            Err(errors) => {
+        files.push(load_file(&path, opts));
+    }
+    let jobs: Vec<(usize, usize)> = files
+        .iter()
+        .enumerate()
+        .flat_map(|(fi, f)| (0..f.members.len()).map(move |mi| (fi, mi)))
+        .collect();
+    let (files, jobs) = (Arc::new(files), Arc::new(jobs));
+    // The members run on worker threads, which report each finished member here;
+    // reports go out in the files' and members' order. After a signal this loop stops
+    // at once, even while a solver query that ignores interrupts keeps a worker busy
+    // (it is left behind).
+    let reports = start_members(&files, &jobs, opts, current);
+    let mut slots: Vec<Option<Finished>> = (0..jobs.len()).map(|_| None).collect();
+    let mut shown_files = 0;
+    let mut emitted = 0;
+    let mut emit_errors = |upto: usize,
+                           out: &mut dyn Write,
+                           input_errors: &mut Vec<serde_json::Value>,
+                           sum: &mut TestSummary| {
+        while shown_files < upto {
+            let f = &files[shown_files];
+            if f.program.is_none() {
                 sum.input_errors += 1;
-                for e in errors {
-                    let line = e.span.map(|s| line_of(&source.text, s)).unwrap_or(0);
-                    let msg = format!(
-                        "{}:{line}: {}: {}",
-                        escape_controls(&source.path),
-                        e.id,
-                        e.message
-                    );
-                    if opts.json {
-                        input_errors.push(serde_json::json!({
-                            "file": source.path, "id": e.id, "line": line, "message": e.message,
-                        }));
-                    } else {
-                        let _ = writeln!(out, "{msg}");
+            }
+            for e in &f.errors {
+                match e {
+                    Ok(record) => input_errors.push(record.clone()),
+                    Err(line) => {
+                        let _ = writeln!(out, "{line}");
                     }
                 }
-                continue;
             }
-        };
-        // The members run on a worker thread of their own, which reports each finished
-        // member here: after a signal this loop stops at once, even while a solver
-        // query that ignores interrupts keeps the worker busy (it is left behind).
-        let program = Arc::new(program);
-        let members = select_members(&program, &opts.methods);
-        let reports = start_members(&program, &source, members, opts, current);
-        loop {
-            let finished = match reports.recv_timeout(std::time::Duration::from_millis(20)) {
-                Ok(f) => f,
-                // The worker ended (every member done, or stopped by a signal).
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) if !stopped() => break,
-                Err(_) if stopped() => {
-                    sum.interrupted = true;
-                    break 'files;
-                }
-                Err(_) => continue,
-            };
-            if stopped() {
-                // What finishes after the signal is not reported.
-                sum.interrupted = true;
-                break 'files;
-            }
+            shown_files += 1;
+        }
+    };
+    while emitted < jobs.len() {
+        // Files before the next member's (input errors, or no member selected).
+        emit_errors(jobs[emitted].0, out, &mut input_errors, &mut sum);
+        if let Some(finished) = slots[emitted].take() {
             sum.add(finished.sum);
             match finished.shown {
                 Ok(record) => records.push(record),
@@ -529,7 +586,29 @@ fn run_tests_watched(
                     let _ = out.write_all(&text);
                 }
             }
+            emitted += 1;
+            continue;
         }
+        match reports.recv_timeout(std::time::Duration::from_millis(20)) {
+            Ok((j, f)) if !stopped() => slots[j] = Some(f),
+            // What finishes after the signal is not reported.
+            Ok(_) => {
+                sum.interrupted = true;
+                break;
+            }
+            Err(_) if stopped() => {
+                sum.interrupted = true;
+                break;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(_) => continue,
+        }
+    }
+    if !sum.interrupted {
+        emit_errors(files.len(), out, &mut input_errors, &mut sum);
+    }
+    if stopped() {
+        sum.interrupted = true;
     }
     if opts.json {
         let mut summary = serde_json::json!({

@@ -241,6 +241,9 @@ pub fn explore_paths(
         .and_then(|c| c.members.get(member.member))
         .ok_or_else(|| "no such member".to_string())?;
     crate::state::term::reset_interner();
+    // As for a member verified: nothing translated for an earlier member is reused
+    // (its models must not depend on what ran before it on this thread).
+    info.forget_definitions();
     let mut config = config.clone();
     config.merge = merge;
     let mut v = Verifier::new(program, info, config);
