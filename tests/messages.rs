@@ -209,3 +209,20 @@ fn parse_errors_name_tokens_in_words() {
     assert!(text.contains("expected an expression"), "{text}");
     assert!(!text.contains("BigNum") && !text.contains("Num"), "{text}");
 }
+
+#[test]
+fn a_literal_reads_as_itself_when_a_variable_holds_the_same_value() {
+    // The returned `1` and the `0` passed to `find` are not named after `result`
+    // (which holds `1`) or another variable holding `0`.
+    const SRC: &str = "class F {
+  static pure int find(int x, int y) { return x == y ? 0 : 1; }
+  static int wrong(int y)
+    ensures result == find(0, y);
+  { int z = 0; return 1; }
+}
+";
+    let text = diagnostics::rendered("literals.jv", SRC, "F.wrong", &Config::default());
+    assert!(text.contains("on this path it reads `1 == F.find(0, y)`"), "{text}");
+    assert!(!text.contains("find(z"), "{text}");
+    assert!(!text.contains("find(result"), "{text}");
+}

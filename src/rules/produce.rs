@@ -102,6 +102,24 @@ impl<'p> Verifier<'p> {
         v
     }
 
+    /// A branch of an implication or conditional that holds no permission has the
+    /// snapshot consume gives it, `unit`: so a predicate opened and closed again
+    /// on a path where its conditional part is absent gets back its snapshot
+    /// (the part is a function of the snapshot's own fields and arguments, so
+    /// every opening of one snapshot takes the same branch).
+    fn assume_no_snapshot(&mut self, snap: &Term) {
+        let unit = Term::unit();
+        if *snap == unit || snap.sort() != unit.sort() {
+            return;
+        }
+        let eq = Term::eq(snap.clone(), unit);
+        if self.nest.open_nesting > 0 {
+            self.dec.assume_derived(eq);
+        } else {
+            self.dec.assume(eq);
+        }
+    }
+
     pub fn produce(&mut self, s: State, snap: Term, a: &'p Expr, q: Q<'_, 'p, ()>) {
         if self.stopped() {
             return;
@@ -146,6 +164,7 @@ impl<'p> Verifier<'p> {
                     let s = keep(s);
                     let snap = snap.clone();
                     v.branch(s, c, &|v, s, ()| v.produce(s, snap.clone(), r, q), &|v, s, ()| {
+                        v.assume_no_snapshot(&snap);
                         q(v, s, ())
                     })
                 })
@@ -153,9 +172,13 @@ impl<'p> Verifier<'p> {
             ExprKind::Cond { c, a: x, b: y } => self.eval_produced(s, c, &|v, s, tc| {
                 let s = keep(s);
                 let snap = snap.clone();
-                v.branch(s, tc, &|v, s, ()| v.produce(s, snap.clone(), x, q), &|v, s, ()| {
-                    v.produce(s, snap.clone(), y, q)
-                })
+                let side = |v: &mut Self, s: State, e: &'p Expr| {
+                    if !v.impure(e) {
+                        v.assume_no_snapshot(&snap);
+                    }
+                    v.produce(s, snap.clone(), e, q)
+                };
+                v.branch(s, tc, &|v, s, ()| side(v, s, x), &|v, s, ()| side(v, s, y))
             }),
             ExprKind::Frac { acc, amount } => self.eval_produced(s, amount, &|v, s, t| {
                 let s = keep(s);

@@ -48,6 +48,11 @@ impl<'a> Names<'a> {
             state.store.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         vars.sort_by(|a, b| a.0.cmp(&b.0));
         for (k, v) in &vars {
+            // A literal reads as itself: a variable holding `0` does not rename
+            // every other `0` in a message (`find(0, s)` is not `find(result, s)`).
+            if matches!(v.op(), Op::Int(_) | Op::BigInt(_) | Op::Rat(..) | Op::Bool(_) | Op::Null) {
+                continue;
+            }
             // `result` names only a value nothing else names, and never a compound
             // (`k + i` says more than `result` in a message about `result`).
             if k == "result" && (n.current.contains_key(v) || !v.args().is_empty()) {

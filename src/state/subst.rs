@@ -185,9 +185,13 @@ impl Term {
         out
     }
 
-    /// Does no conditional (`ite`) occur in `self`?
+    /// Does no conditional (`ite`) occur in `self`, written or in the solver's form
+    /// of a node? Java's integer `/` and `%` reach the solver as conditionals
+    /// (truncation from Euclidean division), and Z3 accepts no conditional in a
+    /// pattern (it drops the pattern and warns on stderr).
     pub fn nodes_ite_free(&self) -> bool {
-        self.nodes_where(|t| matches!(t.op(), Op::Ite | Op::Quant(_))).is_empty()
+        self.nodes_where(|t| matches!(t.op(), Op::Ite | Op::Div | Op::Mod | Op::Quant(_)))
+            .is_empty()
     }
 
     /// Every application of a program function in `self`, each once.
