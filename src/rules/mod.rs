@@ -197,6 +197,13 @@ pub struct Verifier<'p> {
     pub flat_ifs: std::collections::HashSet<*const crate::syntax::ast::Stmt>,
     /// Distinct inputs solved per path end, for testing (`paths.rs`); 0: none.
     pub path_inputs: usize,
+    /// Whether a loop's body check and its exit go on without asking whether the
+    /// loop's condition (or its negation) can hold (`branch_then`); a failing member
+    /// is verified again without (`verify::verify_member_with`).
+    pub lazy_loops: bool,
+    /// The symbols standing for the bound variables of the quantifiers whose bodies
+    /// are being evaluated (innermost last).
+    pub quant_vars: Vec<Term>,
     /// The path ends recorded when `path_inputs > 0`, and those past the bound.
     pub path_ends: Vec<paths::PathEnd>,
     pub path_ends_dropped: u64,
@@ -229,6 +236,8 @@ pub struct Counters {
     pub ends: u64,
     pub branches: u64,
     pub pruned: u64,
+    /// Loop sides explored without a feasibility query (`Verifier::lazy_loops`).
+    pub unchecked_loop_sides: u64,
     pub chunks_max: u64,
     /// How every path ended.
     pub ledger: ledger::Ledger,
@@ -373,6 +382,16 @@ pub fn elem_of(array_ty: &Type) -> crate::state::term::Elem {
     }
 }
 
+/// The error ids of checks that an expression is defined (not of what the program
+/// asserts).
+const WELLDEFINEDNESS: [&str; 5] = [
+    "receiver.null",
+    "index.out.of.bounds",
+    "division.by.zero",
+    "negative.permission",
+    "not.wellformed",
+];
+
 impl<'p> Verifier<'p> {
     pub fn new(prog: &'p Program, info: &'p Info, config: Config) -> Verifier<'p> {
         let timeout = config.timeout.map(std::time::Duration::from_secs_f64);
@@ -403,6 +422,8 @@ impl<'p> Verifier<'p> {
             perm_view: None,
             perm_unknown: false,
             path_inputs: 0,
+            lazy_loops: true,
+            quant_vars: vec![],
             path_ends: Vec::new(),
             path_ends_dropped: 0,
             opened: Vec::new(),
@@ -412,6 +433,7 @@ impl<'p> Verifier<'p> {
                 paths: 0,
                 branches: 0,
                 pruned: 0,
+                unchecked_loop_sides: 0,
                 chunks_max: 0,
                 ends: 0,
                 ledger: ledger::Ledger::default(),
@@ -787,7 +809,17 @@ impl<'p> Verifier<'p> {
                 let seq_equation = |t: &Term| {
                     *t.op() == Op::Eq && t.args().iter().any(|a| matches!(a.sort(), Sort::Seq(..)))
                 };
-                if self.dec.quantified || !goal.nodes_where(seq_equation).is_empty() {
+                // Not a well-definedness check (an index in bounds) inside a
+                // quantifier's body about its bound variables: kept, it becomes a
+                // quantified fact over the body's triggers, instantiated again with
+                // every instance of them (binary search's sortedness, n² pairs), and
+                // it says nothing the path lacks.
+                let under_binder = WELLDEFINEDNESS.contains(&reason)
+                    && !self.quant_vars.is_empty()
+                    && goal.symbols().iter().any(|x| self.quant_vars.contains(x));
+                if (self.dec.quantified && !under_binder)
+                    || !goal.nodes_where(seq_equation).is_empty()
+                {
                     self.dec.assume(goal.clone());
                 }
                 true
@@ -904,6 +936,20 @@ impl<'p> Verifier<'p> {
             || cond.is_false()
             || self.dec.known(&cond)
             || self.dec.known(&Term::not(cond.clone()));
+        // Lazily: whether a loop's side can be taken is not asked (it almost always
+        // can, and the solver takes longest to say so: every quantifier instantiated
+        // until nothing new matches). A side that cannot is then explored on a
+        // contradictory path, where checks hold; a failure there is reported only if
+        // the path is feasible, and a member that fails is verified again without
+        // laziness, so what solver incompleteness could make of such a path never
+        // reaches the user. Not under `--smoke` (whether a path can be taken is then
+        // the question) nor when testing (a path end needs inputs that reach it).
+        let lazy = self.lazy_loops && !self.config.smoke && self.path_inputs == 0;
+        if !decided && lazy {
+            self.stats.unchecked_loop_sides += 1;
+            self.dec.assume_branch(cond);
+            return then(self, state, ());
+        }
         if !decided && (self.dec.independent(&cond) || self.feasible(&cond)) {
             // The side not taken would have ended at once: neither started nor ended.
             self.dec.assume_branch(cond);

@@ -46,9 +46,12 @@ impl<'p> Verifier<'p> {
             self.watch.insert(*sp, None);
         }
         let before = self.stats.ledger;
+        let bound_before = self.quant_vars.len();
+        self.quant_vars.extend(vars.iter().cloned());
         let leaves = self.join(&|v, k| {
             v.eval(inner.clone(), &qn.body, &|v, _s, t| k(v, t));
         });
+        self.quant_vars.truncate(bound_before);
         let leaves = crate::rules::expand(&leaves);
         let recorded: Vec<Option<Term>> =
             spans.iter().map(|sp| self.watch.get(sp).cloned().flatten()).collect();
