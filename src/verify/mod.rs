@@ -99,8 +99,17 @@ pub fn verify_member_with(
         let mut again = Verifier::new(program, info, config.clone());
         again.lazy_loops = false;
         again.dec.count_instances = config.stats && config.quantifier_counts;
+        // Within what is left of the member's time (all of it without `--timeout`:
+        // the scheduler's backstop bounds the member); should that run out, the first
+        // run's failures stand (each was reported only on a feasible path).
+        if let Some(t) = config.timeout {
+            let left = (t - start.elapsed().as_secs_f64()).max(0.001);
+            again.dec.set_deadline(Some(Instant::now() + Duration::from_secs_f64(left)), true);
+        }
         again.verify(member);
-        v = again;
+        if !again.timed_out {
+            v = again;
+        }
     }
     let detail = config.trace || config.counterexample;
     let rerun = v.stats.merges > 0 || (v.stats.if_joins > 0 && detail);
