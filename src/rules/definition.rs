@@ -199,6 +199,8 @@ impl<'p> Verifier<'p> {
                 let mut t = Verifier::new(self.prog, self.info, config);
                 t.axioms.translating = true;
                 t.no_bounds = true;
+                // A definition is what its paths say, each shown feasible.
+                t.lazy = false;
                 t.axioms.defs = self.axioms.defs.clone();
                 t.dec.set_deadline(self.dec.deadline(), self.dec.timed());
                 Box::new(t)

@@ -291,7 +291,18 @@ impl<'p> Verifier<'p> {
     /// `None` when the path ended inside (every sub-path is in the ledger: merged,
     /// failed, pruned or timed out); otherwise one path goes on.
     pub fn eval_guarded(&mut self, s: &State, guard: Term, e: &'p Expr) -> Option<Term> {
-        if !self.bounds_fresh(&guard) && !self.feasible(&guard) {
+        if self.feasible_by_syntax(&guard) == Some(false) {
+            // The operand is irrelevant on this path.
+            return Some(Term::default_of(sort_of(&e.ty)));
+        }
+        // Lazily, whether the guard can hold is not asked (the solver takes longest
+        // to say it can): under one that cannot, the operand's checks hold and a
+        // failure is reported only on a feasible path. Should one be reported here,
+        // the member is verified again asking (`Verifier::lazy`).
+        let unchecked = !self.bounds_fresh(&guard)
+            && self.is_lazy()
+            && self.feasible_by_syntax(&guard).is_none();
+        if !unchecked && !self.bounds_fresh(&guard) && !self.feasible(&guard) {
             // The operand is irrelevant on this path.
             return Some(Term::default_of(sort_of(&e.ty)));
         }
@@ -305,6 +316,9 @@ impl<'p> Verifier<'p> {
         // this path ends with it.
         let after = self.stats.ledger;
         if after.failed > before.failed || after.timeout > before.timeout {
+            if unchecked {
+                self.stats.unchecked_sides += 1;
+            }
             return None;
         }
         self.stats.ledger.started += 1;

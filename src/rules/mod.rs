@@ -198,9 +198,11 @@ pub struct Verifier<'p> {
     /// Distinct inputs solved per path end, for testing (`paths.rs`); 0: none.
     pub path_inputs: usize,
     /// Whether a loop's body check and its exit go on without asking whether the
-    /// loop's condition (or its negation) can hold (`branch_then`); a failing member
-    /// is verified again without (`verify::verify_member_with`).
-    pub lazy_loops: bool,
+    /// loop's condition (or its negation) can hold (`branch_then`), and an operand
+    /// evaluated under a guard without asking whether the guard can hold
+    /// (`eval_guarded`); a failing member is verified again without
+    /// (`verify::verify_member_with`). See `is_lazy`.
+    pub lazy: bool,
     /// The symbols standing for the bound variables of the quantifiers whose bodies
     /// are being evaluated (innermost last).
     pub quant_vars: Vec<Term>,
@@ -236,8 +238,9 @@ pub struct Counters {
     pub ends: u64,
     pub branches: u64,
     pub pruned: u64,
-    /// Loop sides explored without a feasibility query (`Verifier::lazy_loops`).
-    pub unchecked_loop_sides: u64,
+    /// Loop sides and guarded operands explored without a feasibility query
+    /// (`Verifier::is_lazy`).
+    pub unchecked_sides: u64,
     pub chunks_max: u64,
     /// How every path ended.
     pub ledger: ledger::Ledger,
@@ -422,7 +425,7 @@ impl<'p> Verifier<'p> {
             perm_view: None,
             perm_unknown: false,
             path_inputs: 0,
-            lazy_loops: true,
+            lazy: true,
             quant_vars: vec![],
             path_ends: Vec::new(),
             path_ends_dropped: 0,
@@ -433,7 +436,7 @@ impl<'p> Verifier<'p> {
                 paths: 0,
                 branches: 0,
                 pruned: 0,
-                unchecked_loop_sides: 0,
+                unchecked_sides: 0,
                 chunks_max: 0,
                 ends: 0,
                 ledger: ledger::Ledger::default(),
@@ -942,11 +945,9 @@ impl<'p> Verifier<'p> {
         // contradictory path, where checks hold; a failure there is reported only if
         // the path is feasible, and a member that fails is verified again without
         // laziness, so what solver incompleteness could make of such a path never
-        // reaches the user. Not under `--smoke` (whether a path can be taken is then
-        // the question) nor when testing (a path end needs inputs that reach it).
-        let lazy = self.lazy_loops && !self.config.smoke && self.path_inputs == 0;
-        if !decided && lazy {
-            self.stats.unchecked_loop_sides += 1;
+        // reaches the user.
+        if !decided && self.is_lazy() {
+            self.stats.unchecked_sides += 1;
             self.dec.assume_branch(cond);
             return then(self, state, ());
         }
@@ -959,6 +960,13 @@ impl<'p> Verifier<'p> {
         self.branch(state, cond, then, els)
     }
 
+    /// Whether a side whose feasibility is unknown is explored without asking
+    /// (`lazy`): not under `--smoke` (whether a path can be taken is then the
+    /// question) nor when testing (a path end needs inputs that reach it).
+    pub fn is_lazy(&self) -> bool {
+        self.lazy && !self.config.smoke && self.path_inputs == 0
+    }
+
     /// Is this path's condition satisfiable? (`unknown` counts as satisfiable.)
     #[track_caller]
     pub fn path_feasible(&mut self) -> bool {
@@ -968,13 +976,18 @@ impl<'p> Verifier<'p> {
     /// Can `cond` hold on this path? (`unknown` counts as feasible.)
     #[track_caller]
     pub fn feasible(&mut self, cond: &Term) -> bool {
+        match self.feasible_by_syntax(cond) {
+            Some(answer) => answer,
+            None => self.dec.check(cond) != crate::decider::Sat::Unsat,
+        }
+    }
+
+    /// Whether `cond` can hold on this path, when that is decided without the solver.
+    pub fn feasible_by_syntax(&self, cond: &Term) -> Option<bool> {
         if self.dec.assumed(cond) || self.dec.independent(cond) {
-            return true;
+            return Some(true);
         }
-        if let Some(answer) = self.dec.unary_feasible(cond) {
-            return answer;
-        }
-        self.dec.check(cond) != crate::decider::Sat::Unsat
+        self.dec.unary_feasible(cond)
     }
 
     /// Run `f` inside a solver frame (and a trace frame).

@@ -87,9 +87,9 @@ pub fn verify_member_with(
     let mut v = Verifier::new(program, info, config.clone());
     v.dec.count_instances = config.stats && config.quantifier_counts;
     v.verify(member);
-    if !v.report.failures.is_empty() && !v.timed_out && v.stats.unchecked_loop_sides > 0 {
+    if !v.report.failures.is_empty() && !v.timed_out && v.stats.unchecked_sides > 0 {
         // A loop's side was explored without asking whether it can be taken
-        // (`Verifier::lazy_loops`): on one that cannot, a check may fail where the
+        // (`Verifier::lazy`): on one that cannot, a check may fail where the
         // solver, given more facts, no longer finds the contradiction. A failing
         // member is verified again asking; a verified one stands (more paths only
         // mean more checks).
@@ -97,7 +97,7 @@ pub fn verify_member_with(
         info.forget_definitions();
         v.dec.drop_backend();
         let mut again = Verifier::new(program, info, config.clone());
-        again.lazy_loops = false;
+        again.lazy = false;
         again.dec.count_instances = config.stats && config.quantifier_counts;
         // Within what is left of the member's time (all of it without `--timeout`:
         // the scheduler's backstop bounds the member); should that run out, the first
@@ -134,7 +134,7 @@ pub fn verify_member_with(
         // (a context made while another is alive costs ~7 ms of fresh memory).
         v.dec.drop_backend();
         let mut again = Verifier::new(program, info, unmerged);
-        again.lazy_loops = false;
+        again.lazy = false;
         // The cap stops the paths (`stopped`); Z3's queries stay bounded by the resource
         // limit alone, unless the user asked for a --timeout: Z3 4.8.12 starts a timer
         // thread for each timed query (a failing member took 8 ms more for it).
