@@ -189,6 +189,9 @@ pub struct Backend {
     level: usize,
     /// The sequence sorts whose axioms are in `definitions`.
     seq_axiomatized: Vec<Sort>,
+    /// Tuple constructors by their fields' sorts, to evaluate many terms in a model at
+    /// once (`eval_all`).
+    tuples: HashMap<Vec<usize>, Z3_func_decl>,
     /// The member's stop request, when it can be stopped (`Backend::stoppable`).
     interrupt: Option<Interrupt>,
     /// The names of the named quantifiers given to Z3: the quantifier id `q!K` is
@@ -351,6 +354,7 @@ impl Backend {
                 definitions: vec![],
                 level: 0,
                 seq_axiomatized: vec![],
+                tuples: HashMap::new(),
                 interrupt: None,
                 qids: vec![],
                 qid_index: HashMap::new(),
@@ -1599,10 +1603,20 @@ impl Backend {
             // Read, make the further terms known, check again, until they are all known.
             let mut rounds = 0;
             let (values, extra, block) = loop {
-                let Some((values, _, _)) = self.read_model(terms, &[]) else { break 'models };
+                let Some((values, _, block)) = self.read_model(terms, &[]) else { break 'models };
                 let extra = more(&values);
                 let new: Vec<Term> =
                     extra.iter().filter(|t| !touched.contains(*t)).cloned().collect();
+                if new.is_empty() && rounds == 0 {
+                    if extra.is_empty() {
+                        break (values, vec![], block);
+                    }
+                    // The model just read: only the further terms are left to read.
+                    let Some((_, extra_values, more_block)) = self.read_model(&[], &extra) else {
+                        break 'models;
+                    };
+                    break (values, extra_values, [block, more_block].concat());
+                }
                 if new.is_empty() || rounds == 1 {
                     let Some((values, extra_values, block)) = self.read_model(terms, &extra) else {
                         break 'models;
@@ -1645,6 +1659,76 @@ impl Backend {
         }
     }
 
+    /// The values of `xs` in model `m` (completed), `None` for one Z3 cannot evaluate.
+    /// Many terms are evaluated in one call, as the fields of a tuple: each call of
+    /// `Z3_model_eval` sets up an evaluator of its own (~10 µs), which, for the few
+    /// dozen terms of each model read, cost more than the check that found the model.
+    ///
+    /// # Safety
+    /// `m` is a model of this context, counted while this runs; `xs` are its ASTs.
+    unsafe fn eval_all(&mut self, m: Z3_model, xs: &[Z3_ast]) -> Vec<Option<Z3_ast>> {
+        let c = self.ctx;
+        let one = |x: Z3_ast| {
+            let mut v = x;
+            // SAFETY: as the caller's.
+            unsafe { Z3_model_eval(c, m, x, true, &mut v) }.then_some(v)
+        };
+        if xs.len() < 2 {
+            return xs.iter().map(|&x| one(x)).collect();
+        }
+        // SAFETY: ASTs of this context; the tuple's constructor is made once per
+        // signature and lives with the context.
+        unsafe {
+            let sorts: Option<Vec<Z3_sort>> = xs.iter().map(|&x| Z3_get_sort(c, x)).collect();
+            let Some(sorts) = sorts else { return xs.iter().map(|&x| one(x)).collect() };
+            let key: Vec<usize> = sorts.iter().map(|s| s.as_ptr() as usize).collect();
+            let mk = match self.tuples.get(&key) {
+                Some(&mk) => mk,
+                None => {
+                    let name = symbol(c, &format!("eval#{}", self.tuples.len()));
+                    let fields: Vec<Z3_symbol> = (0..xs.len())
+                        .map(|i| symbol(c, &format!("eval#{}#{i}", self.tuples.len())))
+                        .collect();
+                    let mut mk = std::mem::MaybeUninit::<Z3_func_decl>::uninit();
+                    let mut proj: Vec<std::mem::MaybeUninit<Z3_func_decl>> =
+                        (0..xs.len()).map(|_| std::mem::MaybeUninit::uninit()).collect();
+                    let made = Z3_mk_tuple_sort(
+                        c,
+                        name,
+                        xs.len() as u32,
+                        fields.as_ptr(),
+                        sorts.as_ptr(),
+                        mk.as_mut_ptr(),
+                        proj.as_mut_ptr().cast(),
+                    );
+                    if made.is_none() || Z3_get_error_code(c) != ErrorCode::Ok {
+                        return xs.iter().map(|&x| one(x)).collect();
+                    }
+                    let mk = mk.assume_init();
+                    self.tuples.insert(key, mk);
+                    mk
+                }
+            };
+            let Some(t) = Z3_mk_app(c, mk, xs.len() as u32, xs.as_ptr()) else {
+                return xs.iter().map(|&x| one(x)).collect();
+            };
+            let mut v = t;
+            let app = if Z3_model_eval(c, m, t, true, &mut v) && Z3_is_app(c, v) {
+                Z3_to_app(c, v)
+            } else {
+                None
+            };
+            let fields = app.filter(|&a| {
+                Z3_get_app_decl(c, a).is_some_and(|d| Z3_is_eq_func_decl(c, d, mk))
+                    && Z3_get_app_num_args(c, a) as usize == xs.len()
+            });
+            match fields {
+                Some(a) => (0..xs.len()).map(|i| Z3_get_app_arg(c, a, i as u32)).collect(),
+                None => xs.iter().map(|&x| one(x)).collect(),
+            }
+        }
+    }
+
     /// The values of `terms` and `extra` in the current model (after a `Sat` check),
     /// and the equations `t = value` of those of sort `Int` or `Bool` (to block it).
     #[allow(clippy::type_complexity)]
@@ -1664,11 +1748,12 @@ impl Backend {
         unsafe {
             let m = Z3_solver_get_model(c, self.solver)?;
             Z3_model_inc_ref(c, m);
+            let xs: Vec<Z3_ast> = asts.iter().map(|&(x, _)| x).collect();
+            let evaluated = self.eval_all(m, &xs);
             let mut block = vec![];
             let mut values = vec![];
-            for &(x, blockable) in &asts {
-                let mut v: Z3_ast = x;
-                if Z3_model_eval(c, m, x, true, &mut v) {
+            for (&(x, blockable), v) in asts.iter().zip(evaluated) {
+                if let Some(v) = v {
                     if blockable {
                         block.push(ok(Z3_mk_eq(c, x, v), "="));
                     }
@@ -1759,4 +1844,38 @@ fn tiered_models(
         out = b.distinct_models(terms, more, k);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Terms read from one model at once (`eval_all`) have the values the model gives
+    /// each of them: those of related terms agree, and each readable one is blocked.
+    #[test]
+    fn a_model_read_at_once_agrees_term_by_term() {
+        let (x, y, b) =
+            (Term::var("x", Sort::Int), Term::var("y", Sort::Int), Term::var("b", Sort::Bool));
+        let r = Term::var("r", Sort::Ref);
+        let mut z = Backend::new();
+        z.assert(&Term::lt(Term::int(3), x.clone()));
+        z.assert(&Term::eq(y.clone(), Term::add(x.clone(), Term::int(1))));
+        z.assert(&b);
+        z.assert(&Term::not(Term::eq(r.clone(), Term::null())));
+        assert_eq!(z.check_with(&Term::tt()), Sat::Sat);
+        let sum = Term::add(x.clone(), y.clone());
+        let terms = [x.clone(), y.clone(), b.clone(), r.clone()];
+        let (values, extra, block) = z.read_model(&terms, &[sum]).expect("a model");
+        let int = |v: &Option<String>| v.as_deref().and_then(|s| s.parse::<i64>().ok());
+        let (vx, vy) = (int(&values[0]).expect("x"), int(&values[1]).expect("y"));
+        assert!(vx > 3 && vy == vx + 1, "{values:?}");
+        assert_eq!(values[2].as_deref(), Some("true"));
+        assert!(values[3].is_some());
+        assert_eq!(int(&extra[0]), Some(vx + vy));
+        // x, y, b and the sum are blocked; the reference is not (it is not Int or Bool).
+        assert_eq!(block.len(), 4);
+        // One term alone is read as well.
+        let (one, _, _) = z.read_model(std::slice::from_ref(&y), &[]).expect("a model");
+        assert_eq!(int(&one[0]), Some(vy));
+    }
 }
