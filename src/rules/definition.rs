@@ -1,6 +1,7 @@
 //! Pure methods as definitions (LANGUAGE.md sections 5 and 6; DESIGN.md, "Pure methods
-//! are definitions"). Each pure method `C.p` is translated once per member into
-//! axioms over formal symbols (its snapshot, receiver and parameters):
+//! are definitions"). Each pure method `C.p` is translated once (per program and
+//! thread: definitions are kept from one member to the next) into axioms over formal
+//! symbols (its snapshot, receiver and parameters):
 //!
 //! - body axioms `guard ⇒ C.p(s, this, x) = value`, one per way of evaluating the
 //!   body (the guard is what producing the precondition and evaluating the body
@@ -23,8 +24,9 @@
 //! that never branch and never end a path. Recursion is bounded by fuel, as
 //! Silicon's limited functions and Dafny's fuel bound it.
 //!
-//! The translation runs in its own verifier with its own decider (the translator),
-//! so nothing the caller's path condition says can shape a definition. Unknown
+//! Each translation runs in a verifier with a decider of its own (a translator), so
+//! nothing the caller's path condition says, and nothing translated before, can shape
+//! a definition: it depends on the program alone. Unknown
 //! values the translation meets (a bounded open that gives up) become skolem
 //! functions of the formals: the axiom still holds for every application. A pure
 //! method whose body fails the termination check has no body axioms (its
@@ -146,30 +148,21 @@ impl<'p> Verifier<'p> {
                 }
             }
         }
-        // While this verifier's path condition is still empty (the member's check
-        // has not begun), its own solver serves the translator: nothing of a path can
-        // shape the definitions, and no second solver starts.
-        let lend = self.dec.is_pristine();
-        self.translator();
-        let Some(mut tr) = self.axioms.translator.take() else { return };
-        if lend {
-            std::mem::swap(&mut self.dec, &mut tr.dec);
-        }
+        // Each definition on a translator (and a solver) of its own: what a
+        // definition says depends on the program alone, not on what was translated
+        // before it or for which member, so definitions are kept from one member to
+        // the next (`Info::start_member`).
         for m in order {
             if self.axioms.defs.borrow().contains_key(&m) {
                 continue;
             }
+            let mut tr = self.translator();
             let d = tr.translate(m);
+            if tr.stopped() {
+                self.info.defs_partial.set(true);
+            }
             self.axioms.defs.borrow_mut().insert(m, Rc::new(d));
         }
-        if lend {
-            // The member goes on in the same solver: what it saw is the member's own
-            // translations, in a fixed order (`translate_for`, definitions forgotten
-            // between members), the same whichever member ran first; a context of
-            // its own would cost another ~2 ms per member.
-            std::mem::swap(&mut self.dec, &mut tr.dec);
-        }
-        self.axioms.translator = Some(tr);
     }
 
     /// Translate the pure methods member `r`'s check may meet (`Info::
@@ -188,25 +181,19 @@ impl<'p> Verifier<'p> {
         }
     }
 
-    /// The translator: a verifier with its own decider, created on first use.
-    fn translator(&mut self) -> &mut Verifier<'p> {
-        let t = match self.axioms.translator.take() {
-            Some(t) => t,
-            None => {
-                let mut config = self.config.clone();
-                config.trace = false;
-                config.counterexample = false;
-                let mut t = Verifier::new(self.prog, self.info, config);
-                t.axioms.translating = true;
-                t.no_bounds = true;
-                // A definition is what its paths say, each shown feasible.
-                t.lazy = false;
-                t.axioms.defs = self.axioms.defs.clone();
-                t.dec.set_deadline(self.dec.deadline(), self.dec.timed());
-                Box::new(t)
-            }
-        };
-        self.axioms.translator.insert(t)
+    /// A translator: a verifier with its own decider.
+    fn translator(&self) -> Box<Verifier<'p>> {
+        let mut config = self.config.clone();
+        config.trace = false;
+        config.counterexample = false;
+        let mut t = Verifier::new(self.prog, self.info, config);
+        t.axioms.translating = true;
+        t.no_bounds = true;
+        // A definition is what its paths say, each shown feasible.
+        t.lazy = false;
+        t.axioms.defs = self.axioms.defs.clone();
+        t.dec.set_deadline(self.dec.deadline(), self.dec.timed());
+        Box::new(t)
     }
 
     /// Translate pure method `p` into its axioms (run on the translator).
@@ -741,5 +728,54 @@ fn built_snapshot(s: &Term) -> bool {
         }
         Op::Wrap(_) => true,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::info::Info;
+    use crate::syntax::ast::MemberRef;
+    use crate::verify::{Config, verify_member_with};
+
+    const PROGRAM: &str = "class A {
+        static pure int f(int n) requires n >= 0; ensures result >= 0; decreases n; {
+          return n == 0 ? 0 : 1 + A.f(n - 1);
+        }
+        static pure int g(int n) requires n >= 0; { return A.f(n) + A.f(n + 1); }
+        static void useF() { assert A.f(2) == 2; }
+        static void useG() { assert A.g(1) == 3; }
+      }";
+
+    /// The definitions, printed, after verifying `members` in order on one `Info`.
+    fn definitions_after(members: &[usize]) -> Vec<String> {
+        let p = crate::source::front_end(PROGRAM).expect("checks");
+        let info = Info::new(&p);
+        let config = Config::default();
+        for &m in members {
+            let r = verify_member_with(&p, &info, MemberRef { class: 0, member: m }, &config)
+                .expect("verifies");
+            assert!(r.errors.is_empty(), "member {m} fails: {:?}", r.errors);
+        }
+        let defs = info.defs[usize::from(config.infer)].borrow();
+        let mut out: Vec<String> = defs
+            .iter()
+            .map(|(k, d)| {
+                let all: Vec<String> =
+                    d.body.iter().chain(&d.post).chain(&d.derived).map(|t| t.to_string()).collect();
+                format!("{k:?}: {}", all.join(" ; "))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// A definition is kept from one member to the next, and is the same whichever
+    /// member translated it first (each is translated on a solver of its own).
+    #[test]
+    fn definitions_are_kept_and_do_not_depend_on_which_member_came_first() {
+        let g_first = definitions_after(&[3, 2]);
+        let f_first = definitions_after(&[2, 3]);
+        assert_eq!(g_first.len(), 2, "{g_first:?}");
+        assert_eq!(g_first, f_first);
     }
 }

@@ -64,17 +64,31 @@ pub struct Info {
     /// The strongly connected component of each pure method in `deps`.
     pub group: HashMap<MemberRef, usize>,
     /// Pure-method definitions translated so far for this program (with and without
-    /// inference), shared by the members verified with this `Info`.
+    /// inference), shared by the members verified with this `Info`: each is translated
+    /// on a solver of its own, so it is the same whichever member asked first.
     pub defs: [crate::rules::definition::Defs; 2],
+    /// Whether a translation was cut short (time budget, interrupt): its definition
+    /// holds but may say less than it would have, so it is not kept for the next
+    /// member.
+    pub defs_partial: std::cell::Cell<bool>,
     /// The pure methods in a fixed order (`MemberRef` order).
     pub func_order: Vec<MemberRef>,
 }
 
 impl Info {
-    /// Drop the pure-method definitions translated so far (a new member starts).
+    /// Drop the pure-method definitions translated so far.
     pub fn forget_definitions(&self) {
         for d in &self.defs {
             d.borrow_mut().clear();
+        }
+        self.defs_partial.set(false);
+    }
+
+    /// A new member starts: the definitions translated so far are kept (each is a
+    /// function of the program alone), unless a translation was cut short.
+    pub fn start_member(&self) {
+        if self.defs_partial.get() {
+            self.forget_definitions();
         }
     }
 
@@ -155,6 +169,7 @@ impl Info {
             recursive: HashSet::new(),
             group: HashMap::new(),
             defs: Default::default(),
+            defs_partial: std::cell::Cell::new(false),
             func_order: Vec::new(),
         };
         for (ci, c) in prog.classes.iter().enumerate() {

@@ -226,7 +226,7 @@ pub struct Verifier<'p> {
     pub report: Reporting,
     pub nest: Nesting,
     pub made: Made,
-    pub axioms: Axioms<'p>,
+    pub axioms: Axioms,
 }
 
 /// What the member's exploration counted (`--stats`) and how every path ended (the ledger).
@@ -325,14 +325,13 @@ pub struct Made {
 
 /// Pure methods' definitions (translated by the translator) and the axiom instances
 /// assumed on the current path.
-pub struct Axioms<'p> {
+pub struct Axioms {
     /// The definitions of pure methods translated so far.
     pub defs: definition::Defs,
     /// This verifier translates definitions (it never translates on demand).
     pub translating: bool,
     /// The pure method being translated (by the translator).
     pub target: Option<crate::syntax::ast::MemberRef>,
-    pub(in crate::rules) translator: Option<Box<Verifier<'p>>>,
     /// Applications whose axioms are assumed on the current path, with the fuel used
     /// (`body` tells whether the body axioms were included), and the log to undo
     /// that when a frame is left.
@@ -480,7 +479,6 @@ impl<'p> Verifier<'p> {
                 defs,
                 translating: false,
                 target: None,
-                translator: None,
                 instantiated: Default::default(),
                 inst_log: Vec::new(),
                 apps_by_snap: Default::default(),

@@ -53,11 +53,10 @@ pub fn verify_member_keyed(
         let mut c = c.borrow_mut();
         match &*c {
             Some((k, info)) if *k == key => {
-                // Definitions translated for an earlier member are not reused: what a
-                // member reports must not depend on what ran before it on this thread
-                // (a group's definitions translated first by another member gave
-                // different path conditions than translated fresh).
-                info.forget_definitions();
+                // Definitions translated for an earlier member are reused: each was
+                // translated on a solver of its own, so what a member reports does not
+                // depend on what ran before it on this thread.
+                info.start_member();
                 info.clone()
             }
             _ => {
@@ -94,7 +93,7 @@ pub fn verify_member_with(
         // member is verified again asking; a verified one stands (more paths only
         // mean more checks).
         crate::state::term::reset_interner();
-        info.forget_definitions();
+        info.start_member();
         v.dec.drop_backend();
         let mut again = Verifier::new(program, info, config.clone());
         again.lazy = false;
@@ -128,8 +127,7 @@ pub fn verify_member_with(
         let cap = (20.0 * merged_s).max(2.0);
         let left = config.timeout.map_or(cap, |t| (t - merged_s).max(0.001));
         crate::state::term::reset_interner();
-        // As a member run first: definitions translated afresh.
-        info.forget_definitions();
+        info.start_member();
         // The merged run's Z3 context goes first: the re-run's then reuses its memory
         // (a context made while another is alive costs ~7 ms of fresh memory).
         v.dec.drop_backend();
@@ -266,9 +264,9 @@ pub fn explore_paths(
         .and_then(|c| c.members.get(member.member))
         .ok_or_else(|| "no such member".to_string())?;
     crate::state::term::reset_interner();
-    // As for a member verified: nothing translated for an earlier member is reused
-    // (its models must not depend on what ran before it on this thread).
-    info.forget_definitions();
+    // As for a member verified (definitions are the program's, whichever member
+    // translated them first).
+    info.start_member();
     let mut config = config.clone();
     config.merge = merge;
     let mut v = Verifier::new(program, info, config);
