@@ -307,18 +307,18 @@ impl<'p> Verifier<'p> {
             return Some(Term::default_of(sort_of(&e.ty)));
         }
         let before = self.stats.ledger;
+        let depth = u32::from(unchecked);
+        self.unchecked_depth += depth;
         let leaves = self.join(&|v, k| {
             v.dec.assume_branch(guard.clone());
             v.eval(s.clone(), e, &|v, _s, t| k(v, t));
         });
+        self.unchecked_depth -= depth;
         // The `ite` below treats the leaves as exhaustive: if any sub-path ended
         // otherwise than as a leaf or a proved prune (a failure, the time budget),
         // this path ends with it.
         let after = self.stats.ledger;
         if after.failed > before.failed || after.timeout > before.timeout {
-            if unchecked {
-                self.stats.unchecked_sides += 1;
-            }
             return None;
         }
         self.stats.ledger.started += 1;

@@ -203,6 +203,10 @@ pub struct Verifier<'p> {
     /// (`eval_guarded`); a failing member is verified again without
     /// (`verify::verify_member_with`). See `is_lazy`.
     pub lazy: bool,
+    /// How many sides explored without a feasibility query (`is_lazy`) the current
+    /// path runs on: a failure reported while it is positive asks for the member to be
+    /// verified again without laziness.
+    pub unchecked_depth: u32,
     /// The symbols standing for the bound variables of the quantifiers whose bodies
     /// are being evaluated (innermost last).
     pub quant_vars: Vec<Term>,
@@ -238,8 +242,8 @@ pub struct Counters {
     pub ends: u64,
     pub branches: u64,
     pub pruned: u64,
-    /// Loop sides and guarded operands explored without a feasibility query
-    /// (`Verifier::is_lazy`).
+    /// Failures reported on sides explored without a feasibility query
+    /// (`Verifier::is_lazy`, `Verifier::unchecked_depth`).
     pub unchecked_sides: u64,
     pub chunks_max: u64,
     /// How every path ended.
@@ -425,6 +429,7 @@ impl<'p> Verifier<'p> {
             perm_unknown: false,
             path_inputs: 0,
             lazy: true,
+            unchecked_depth: 0,
             quant_vars: vec![],
             path_ends: Vec::new(),
             path_ends_dropped: 0,
@@ -555,6 +560,10 @@ impl<'p> Verifier<'p> {
         // (`r != null ==> acc(r.val)` then `r != null`): a dead path has no failures.
         if !self.path_feasible() {
             return false;
+        }
+        if self.unchecked_depth > 0 {
+            // On a side taken without asking: the member is verified again asking.
+            self.stats.unchecked_sides += 1;
         }
         let (id, at, message, notes) = match self.nest.mode {
             Mode::Stmt => (reason, span, what, vec![]),
@@ -945,9 +954,11 @@ impl<'p> Verifier<'p> {
         // laziness, so what solver incompleteness could make of such a path never
         // reaches the user.
         if !decided && self.is_lazy() {
-            self.stats.unchecked_sides += 1;
             self.dec.assume_branch(cond);
-            return then(self, state, ());
+            self.unchecked_depth += 1;
+            then(self, state, ());
+            self.unchecked_depth -= 1;
+            return;
         }
         if !decided && (self.dec.independent(&cond) || self.feasible(&cond)) {
             // The side not taken would have ended at once: neither started nor ended.
