@@ -297,23 +297,24 @@ impl<'p> Verifier<'p> {
         }
         // Lazily, whether the guard can hold is not asked (the solver takes longest
         // to say it can): under one that cannot, the operand's checks hold and a
-        // failure is reported only on a feasible path. Should one be reported here,
-        // the member is verified again asking (`Verifier::lazy`).
+        // failure is reported only on a feasible path. The operand's facts (guarded,
+        // so true) stay on the path, where they could cost the solver a later proof:
+        // a member that fails anywhere after one is verified again asking
+        // (`Verifier::lazy`).
         let unchecked = !self.bounds_fresh(&guard)
             && self.is_lazy()
             && self.feasible_by_syntax(&guard).is_none();
-        if !unchecked && !self.bounds_fresh(&guard) && !self.feasible(&guard) {
+        if unchecked {
+            self.stats.unchecked_guards += 1;
+        } else if !self.bounds_fresh(&guard) && !self.feasible(&guard) {
             // The operand is irrelevant on this path.
             return Some(Term::default_of(sort_of(&e.ty)));
         }
         let before = self.stats.ledger;
-        let depth = u32::from(unchecked);
-        self.unchecked_depth += depth;
         let leaves = self.join(&|v, k| {
             v.dec.assume_branch(guard.clone());
             v.eval(s.clone(), e, &|v, _s, t| k(v, t));
         });
-        self.unchecked_depth -= depth;
         // The `ite` below treats the leaves as exhaustive: if any sub-path ended
         // otherwise than as a leaf or a proved prune (a failure, the time budget),
         // this path ends with it.

@@ -203,9 +203,9 @@ pub struct Verifier<'p> {
     /// (`eval_guarded`); a failing member is verified again without
     /// (`verify::verify_member_with`). See `is_lazy`.
     pub lazy: bool,
-    /// How many sides explored without a feasibility query (`is_lazy`) the current
-    /// path runs on: a failure reported while it is positive asks for the member to be
-    /// verified again without laziness.
+    /// How many loop sides explored without a feasibility query (`is_lazy`) the
+    /// current path runs on: a failure reported while it is positive asks for the
+    /// member to be verified again without laziness.
     pub unchecked_depth: u32,
     /// The symbols standing for the bound variables of the quantifiers whose bodies
     /// are being evaluated (innermost last).
@@ -242,9 +242,11 @@ pub struct Counters {
     pub ends: u64,
     pub branches: u64,
     pub pruned: u64,
-    /// Failures reported on sides explored without a feasibility query
+    /// Failures reported on loop sides explored without a feasibility query
     /// (`Verifier::is_lazy`, `Verifier::unchecked_depth`).
     pub unchecked_sides: u64,
+    /// Operands evaluated under a guard without a feasibility query (`eval_guarded`).
+    pub unchecked_guards: u64,
     pub chunks_max: u64,
     /// How every path ended.
     pub ledger: ledger::Ledger,
@@ -441,6 +443,7 @@ impl<'p> Verifier<'p> {
                 branches: 0,
                 pruned: 0,
                 unchecked_sides: 0,
+                unchecked_guards: 0,
                 chunks_max: 0,
                 ends: 0,
                 ledger: ledger::Ledger::default(),
@@ -562,7 +565,8 @@ impl<'p> Verifier<'p> {
             return false;
         }
         if self.unchecked_depth > 0 {
-            // On a side taken without asking: the member is verified again asking.
+            // On a loop's side taken without asking: the member is verified again
+            // asking.
             self.stats.unchecked_sides += 1;
         }
         let (id, at, message, notes) = match self.nest.mode {

@@ -86,10 +86,12 @@ pub fn verify_member_with(
     let mut v = Verifier::new(program, info, config.clone());
     v.dec.count_instances = config.stats && config.quantifier_counts;
     v.verify(member);
-    if !v.report.failures.is_empty() && !v.timed_out && v.stats.unchecked_sides > 0 {
-        // A loop's side was explored without asking whether it can be taken
-        // (`Verifier::lazy`): on one that cannot, a check may fail where the
-        // solver, given more facts, no longer finds the contradiction. A failing
+    let lazily = v.stats.unchecked_sides > 0 || v.stats.unchecked_guards > 0;
+    if !v.report.failures.is_empty() && !v.timed_out && lazily {
+        // A failure on a loop's side explored without asking whether it can be
+        // taken, or after an operand evaluated under a guard without asking
+        // (`Verifier::lazy`): on a side that cannot be taken, a check may fail where
+        // the solver, given more facts, no longer finds the contradiction. Such a
         // member is verified again asking; a verified one stands (more paths only
         // mean more checks).
         crate::state::term::reset_interner();
