@@ -60,6 +60,8 @@ pub struct Counters {
     /// them (lazy axioms), again after the frame they were given in was popped, or
     /// as they were assumed (without lazy axioms).
     pub axioms_to_z3: u64,
+    /// Checks the solver gave up on (a resource or time limit, an interrupt).
+    pub unknowns: u64,
 }
 
 pub struct Decider {
@@ -588,6 +590,7 @@ impl Decider {
             Sat::Sat => self.sat_at = Some(self.epoch),
             Sat::Unsat => self.note_entailed(negation),
             Sat::Unknown => {
+                self.counters.unknowns += 1;
                 if self.gave_up_on.is_none() && !self.out_of_time() && self.has_quantifiers(t) {
                     self.gave_up_on = Some(self.instances_of(t));
                 }

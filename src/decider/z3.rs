@@ -218,7 +218,7 @@ enum SeqFn {
 
 /// The laws `seq_axioms` gives, in its order, as a user writes them: the names their
 /// instances are counted under (`--stats`, a timeout's message).
-const SEQ_LAWS: [&str; 19] = [
+const SEQ_LAWS: [&str; 20] = [
     "|[]| == 0",
     "|s| >= 0",
     "|s| == 0 ==> s == []",
@@ -238,6 +238,7 @@ const SEQ_LAWS: [&str; 19] = [
     "![].contains(x)",
     "(a + b)[0..|a|] == a",
     "(a + b)[|a|..|a| + |b|] == b",
+    "s[0..|s|] == s",
 ];
 
 /// `IDF_Z3_SEQ=1` (a developer's switch, for measuring): sequences in Z3's own
@@ -842,6 +843,21 @@ impl Backend {
                     Term::raw(Op::Eq, Sort::Bool, vec![cat_ext.clone(), b.clone()]),
                 ),
             ),
+            // The whole of a sequence as a slice of it is the sequence (Dafny's
+            // `Seq#Take(s, |s|) == s`), whatever term the bounds are written with
+            // (`s[..i]` where the path says `i == |s|`).
+            {
+                let take =
+                    Term::raw(Op::SeqExtract, sort, vec![a.clone(), zero.clone(), n.clone()]);
+                q(
+                    vec![&a, &n],
+                    vec![vec![take.clone()]],
+                    Term::implies(
+                        Term::raw(Op::Eq, Sort::Bool, vec![n.clone(), len(&a)]),
+                        Term::raw(Op::Eq, Sort::Bool, vec![take, a.clone()]),
+                    ),
+                )
+            },
         ];
         debug_assert_eq!(axioms.len(), SEQ_LAWS.len());
         for (ax, law) in axioms.iter().zip(SEQ_LAWS) {

@@ -298,9 +298,9 @@ impl<'p> Verifier<'p> {
         // Lazily, whether the guard can hold is not asked (the solver takes longest
         // to say it can): under one that cannot, the operand's checks hold and a
         // failure is reported only on a feasible path. The operand's facts (guarded,
-        // so true) stay on the path, where they could cost the solver a later proof:
-        // a member that fails anywhere after one is verified again asking
-        // (`Verifier::lazy`).
+        // so true) stay on the path, where they could make the solver give up on a
+        // later proof: a member that fails after one, with a check the solver gave up
+        // on, is verified again asking (`verify::verify_member_with`).
         let unchecked = !self.bounds_fresh(&guard)
             && self.is_lazy()
             && self.feasible_by_syntax(&guard).is_none();

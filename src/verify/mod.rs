@@ -86,14 +86,16 @@ pub fn verify_member_with(
     let mut v = Verifier::new(program, info, config.clone());
     v.dec.count_instances = config.stats && config.quantifier_counts;
     v.verify(member);
-    let lazily = v.stats.unchecked_sides > 0 || v.stats.unchecked_guards > 0;
+    // A failure on a loop's side explored without asking whether it can be taken
+    // (`Verifier::lazy`): on a side that cannot be taken, a check may fail where the
+    // solver, given more facts, no longer finds the contradiction. After an operand
+    // evaluated under a guard without asking, the operand's facts (guarded, so true)
+    // stay on the path: they change no model, so they can cost a later proof only by
+    // making the solver give up somewhere. Such a member is verified again asking; a
+    // verified one stands (more paths only mean more checks).
+    let lazily = v.stats.unchecked_sides > 0
+        || (v.stats.unchecked_guards > 0 && v.dec.counters.unknowns > 0);
     if !v.report.failures.is_empty() && !v.timed_out && lazily {
-        // A failure on a loop's side explored without asking whether it can be
-        // taken, or after an operand evaluated under a guard without asking
-        // (`Verifier::lazy`): on a side that cannot be taken, a check may fail where
-        // the solver, given more facts, no longer finds the contradiction. Such a
-        // member is verified again asking; a verified one stands (more paths only
-        // mean more checks).
         crate::state::term::reset_interner();
         info.start_member();
         v.dec.drop_backend();
