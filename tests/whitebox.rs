@@ -19,6 +19,7 @@ struct Found {
     failures: Vec<(&'static str, usize, String)>,
     runs: u64,
     accepted: u64,
+    diverged: bool,
     paths: Option<PathCounts>,
 }
 
@@ -28,6 +29,7 @@ impl From<MemberReport> for Found {
             failures: r.failures.iter().map(|f| (f.id, f.line, f.shown.clone())).collect(),
             runs: r.runs,
             accepted: r.accepted,
+            diverged: r.diverged,
             paths: r.paths,
         }
     }
@@ -193,6 +195,32 @@ fn a_correct_member_has_every_path_reached_and_no_failure() {
     assert!(solved.failures.is_empty());
     let p = solved.paths.clone().unwrap();
     assert_eq!((p.paths, p.reached), (2, 2), "{p:?}");
+}
+
+#[test]
+fn a_member_that_never_terminates_gets_no_further_runs_after_a_streak_out_of_steps() {
+    let limit = u64::from(idf_verify::oracle::testing::DIVERGING);
+    let (random, solved) = both_of("spin.jv", Some("Spin.spin"));
+    for r in [&random, &solved] {
+        assert!(r.diverged, "{r:?}");
+        assert!(r.failures.is_empty(), "{r:?}");
+        assert_eq!(r.accepted, limit, "{r:?}");
+    }
+    // Ending on all inputs but one: every run asked for is made.
+    let (random, _) = both_of("spin.jv", Some("Spin.almost"));
+    assert!(!random.diverged, "{random:?}");
+    assert_eq!(random.runs, 300, "{random:?}");
+}
+
+#[test]
+fn solved_arrays_are_short_where_the_path_allows() {
+    let (_, solved) = both("short.jv");
+    assert_eq!(ids(&solved), vec![("assert.failed", 7)]);
+    let shown = &solved.failures[0].2;
+    // `o0 = int[] {.., 42}`: at most 8 elements, all shown.
+    let elems = shown.split('{').nth(1).and_then(|x| x.split('}').next()).expect(shown);
+    let n = elems.split(',').count();
+    assert!((3..=8).contains(&n) && elems.trim_end().ends_with("42"), "{shown}");
 }
 
 fn bin() -> Command {

@@ -67,9 +67,6 @@ pub struct Counters {
 pub struct Decider {
     /// Made on first use.
     backend: Option<Backend>,
-    /// The context the models of path ends are read in (`path_models`), made on first
-    /// use: not the member's own solver, whose frames follow the path.
-    models: Option<Backend>,
     pc: Vec<PcEntry>,
     frames: Vec<usize>,
     /// Multiset of the assumed conjuncts, for syntactic proofs.
@@ -145,7 +142,6 @@ impl Decider {
     pub fn new(timeout: Option<Duration>) -> Decider {
         let mut d = Decider {
             backend: None,
-            models: None,
             pc: Vec::new(),
             frames: Vec::new(),
             known: TermMap::default(),
@@ -747,12 +743,14 @@ impl Decider {
         let Some(limits) = self.fresh_limits() else { return vec![] };
         let mut sigma: Vec<Term> = self.pc.iter().map(|e| e.term.clone()).collect();
         sigma.extend(also);
-        // One context for all the member's path ends: the path conditions share most of
-        // their terms, which it translates once (a context per path end cost more than
-        // the models).
-        let interrupt = limits.interrupt.clone();
-        let b = self.models.get_or_insert_with(|| Backend::stoppable(interrupt));
-        z3::distinct_models_in(b, &sigma, tiers, terms, more, k, limits)
+        // The member's own context, in a solver of its own (not the one whose frames
+        // follow the path): a path condition's terms are those the path's checks
+        // translated, and one solver serves all the member's path ends.
+        let b = self.backend();
+        b.swap_solver();
+        let out = z3::distinct_models_in(b, &sigma, tiers, terms, more, k, limits);
+        b.swap_solver();
+        out
     }
 
     /// The path condition, for traces.

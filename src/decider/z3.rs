@@ -201,6 +201,18 @@ pub struct Backend {
     /// The trace log Z3 writes, when this context counts quantifier instances
     /// (`Backend::traced`).
     trace: Option<profile::TraceLog>,
+    /// The other solver of this context, while `solver` is in use (`swap_solver`).
+    other: Option<SolverState>,
+}
+
+/// What belongs to one solver of a context: its frames, which definitions it holds
+/// (in which frame, parallel to `Backend::definitions`; missing: none), and whether
+/// a timeout was set on it.
+struct SolverState {
+    solver: Z3_solver,
+    at: Vec<usize>,
+    level: usize,
+    timeout_set: bool,
 }
 
 /// The functions of an axiomatized sequence sort.
@@ -264,6 +276,9 @@ impl Drop for Backend {
         // and nothing made in it outlives this value.
         unsafe {
             Z3_solver_dec_ref(self.ctx, self.solver);
+            if let Some(o) = &self.other {
+                Z3_solver_dec_ref(self.ctx, o.solver);
+            }
             Z3_del_context(self.ctx);
         }
     }
@@ -361,13 +376,51 @@ impl Backend {
                 qid_index: HashMap::new(),
                 // Z3 has opened the log by now: a name no longer needed.
                 trace: trace.map(|p| profile::TraceLog::opened(&p)),
+                other: None,
             };
-            b.set_param("model", Param::Bool(true));
-
-            // Ctrl-C is the pipeline's (it stops the run); Z3 must not turn it into a
-            // query's `unknown` (a reported timeout).
-            b.set_param("ctrl_c", Param::Bool(false));
+            b.configure_solver();
             b
+        }
+    }
+
+    /// The parameters every solver of a context starts with.
+    fn configure_solver(&mut self) {
+        self.set_param("model", Param::Bool(true));
+        // Ctrl-C is the pipeline's (it stops the run); Z3 must not turn it into a
+        // query's `unknown` (a reported timeout).
+        self.set_param("ctrl_c", Param::Bool(false));
+    }
+
+    /// Put the context's other solver in use (made, empty, on first use), keeping this
+    /// one as it is until swapped back. Both share what the context has translated and
+    /// declared; each has its own frames and assertions.
+    pub fn swap_solver(&mut self) {
+        let fresh = self.other.is_none();
+        let next = match self.other.take() {
+            Some(s) => s,
+            None => {
+                // SAFETY: a new solver of this context, counted until `Drop`.
+                let solver = ok(unsafe { Z3_mk_simple_solver(self.ctx) }, "a solver");
+                // SAFETY: as above.
+                unsafe { Z3_solver_inc_ref(self.ctx, solver) };
+                SolverState { solver, at: vec![], level: 0, timeout_set: false }
+            }
+        };
+        let current = SolverState {
+            solver: self.solver,
+            at: self.definitions.iter().map(|(_, at)| *at).collect(),
+            level: self.level,
+            timeout_set: self.timeout_set,
+        };
+        self.solver = next.solver;
+        self.level = next.level;
+        self.timeout_set = next.timeout_set;
+        for (k, (_, at)) in self.definitions.iter_mut().enumerate() {
+            *at = next.at.get(k).copied().unwrap_or(usize::MAX);
+        }
+        self.other = Some(current);
+        if fresh {
+            self.configure_solver();
         }
     }
 
@@ -1361,6 +1414,46 @@ impl Backend {
         }
     }
 
+    /// A value of a model as Z3 prints it (`5`, `(- 5)`, `true`, `Ref!val!1`), without
+    /// the printer for integers and Booleans (set up anew at each call, it cost more
+    /// than the rest of reading a model).
+    fn show_value(&self, v: Z3_ast) -> String {
+        let c = self.ctx;
+        // SAFETY: `v` is an AST of this context; the numeral's string is copied before
+        // the next call into Z3.
+        unsafe {
+            match Z3_get_bool_value(c, v) {
+                Z3_L_TRUE => return "true".into(),
+                Z3_L_FALSE => return "false".into(),
+                _ => {}
+            }
+            let kind = Z3_get_sort(c, v).map(|s| Z3_get_sort_kind(c, s));
+            if kind == Some(SortKind::Int) && Z3_is_numeral_ast(c, v) {
+                let s = Z3_get_numeral_string(c, v);
+                if !s.is_null() {
+                    let n = CStr::from_ptr(s).to_string_lossy();
+                    return match n.strip_prefix('-') {
+                        Some(abs) => format!("(- {abs})"),
+                        None => n.into_owned(),
+                    };
+                }
+            }
+            // An element of an uninterpreted sort's universe (`Ref!val!1`): its name.
+            if kind == Some(SortKind::Uninterpreted)
+                && let Some(a) = Z3_to_app(c, v).filter(|&a| Z3_get_app_num_args(c, a) == 0)
+                && let Some(d) = Z3_get_app_decl(c, a)
+                && let Some(name) = Z3_get_decl_name(c, d)
+                && Z3_get_symbol_kind(c, name) == SymbolKind::String
+            {
+                let s = Z3_get_symbol_string(c, name);
+                if !s.is_null() {
+                    return CStr::from_ptr(s).to_string_lossy().into_owned();
+                }
+            }
+        }
+        self.show(v)
+    }
+
     /// The solver's assertions in SMT-LIB (for `IDF_DUMP_SMT`).
     fn smtlib(&self) -> String {
         // SAFETY: as above.
@@ -1609,6 +1702,7 @@ impl Backend {
         terms: &[Term],
         more: &dyn Fn(&[Option<String>]) -> Vec<Term>,
         k: usize,
+        blocks: &mut Vec<Z3_ast>,
     ) -> Vec<ModelRead> {
         let mut out = vec![];
         let mut touched = crate::state::term::TermSet::default();
@@ -1656,7 +1750,9 @@ impl Backend {
             // SAFETY: Boolean ASTs of this context.
             unsafe {
                 let all = ok(Z3_mk_and(c, block.len() as u32, block.as_ptr()), "and");
-                Z3_solver_assert(c, self.solver, ok(Z3_mk_not(c, all), "not"));
+                let not = ok(Z3_mk_not(c, all), "not");
+                Z3_solver_assert(c, self.solver, not);
+                blocks.push(not);
             }
         }
         out
@@ -1773,7 +1869,7 @@ impl Backend {
                     if blockable {
                         block.push(ok(Z3_mk_eq(c, x, v), "="));
                     }
-                    values.push(Some(self.show(v)));
+                    values.push(Some(self.show_value(v)));
                 } else {
                     values.push(None);
                 }
@@ -1849,15 +1945,22 @@ fn tiered_models(
         for p in prefer.iter() {
             b.assert(p);
         }
-        for m in b.distinct_models(terms, more, quota) {
+        let mut found = vec![];
+        for m in b.distinct_models(terms, more, quota, &mut found) {
             if !out.contains(&m) {
                 out.push(m);
             }
         }
         b.pop();
+        // The models found stay excluded from the next tiers (the pop took back what
+        // the tier's frame held).
+        for x in found {
+            // SAFETY: a Boolean AST of this context.
+            unsafe { Z3_solver_assert(b.ctx, b.solver, x) };
+        }
     }
     if out.is_empty() {
-        out = b.distinct_models(terms, more, k);
+        out = b.distinct_models(terms, more, k, &mut vec![]);
     }
     out
 }

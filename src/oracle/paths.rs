@@ -24,7 +24,7 @@
 
 use crate::interp::inputs::{complete, mutate, random_inputs};
 use crate::interp::{Inputs, Limits, Outcome, line_of, run_member_repaired, run_member_with};
-use crate::oracle::testing::{Found, MemberReport, PathCounts, note_failure};
+use crate::oracle::testing::{DIVERGING, Found, MemberReport, PathCounts, note_failure};
 use crate::rules::info::Info;
 use crate::syntax::ast::{MemberRef, Program};
 use crate::verify::{Config, PathEndKind, explore_paths};
@@ -80,6 +80,9 @@ pub fn test_member_paths(
     };
     let mut failures: Vec<Found> = vec![];
     let mut unsolved = explored.dropped > 0;
+    // Runs out of steps in a row, and whether that stopped the member's runs.
+    let streak = std::cell::Cell::new(0u32);
+    let diverging = || streak.get() >= DIVERGING;
     for end in &explored.ends {
         // The inputs of this path the precondition accepted (for mutants, below).
         let mut kept: Vec<Inputs> = vec![];
@@ -108,6 +111,7 @@ pub fn test_member_paths(
                 Outcome::Rejected(_) => return None,
                 Outcome::OutOfSteps => {
                     report.out_of_steps += 1;
+                    streak.set(streak.get() + 1);
                     false
                 }
                 Outcome::Passed => {
@@ -124,12 +128,18 @@ pub fn test_member_paths(
                 },
             };
             report.accepted += 1;
+            if !matches!(outcome, Outcome::OutOfSteps) {
+                streak.set(0);
+            }
             if let Outcome::Failed(f) = &outcome {
                 note_failure(failures, program, path, text, member, f, inputs);
             }
             Some(ended)
         };
         for (k, input) in end.inputs.iter().enumerate() {
+            if diverging() {
+                break;
+            }
             let (exact, fixed, sized) =
                 crate::oracle::replay::inputs_with_elements(program, member, input);
             // The model's state first; when the precondition rejects it, random
@@ -165,7 +175,7 @@ pub fn test_member_paths(
         // path also depends on what a callee's contract hides, or a loop's iterations):
         // mutants of those inputs, a few values changed each.
         let mut k = 0;
-        while !reached && !kept.is_empty() && k < MUTANTS {
+        while !reached && !kept.is_empty() && k < MUTANTS && !diverging() {
             let s = seed.wrapping_mul(0x9E37_79B9).wrapping_add(0x5EED + k);
             let mut inputs = mutate(&kept[k as usize % kept.len()], s);
             k += 1;
@@ -178,14 +188,21 @@ pub fn test_member_paths(
     if unsolved || report.accepted == 0 || counts.reached < counts.paths {
         counts.random = runs;
         for k in 0..runs {
+            if diverging() {
+                break;
+            }
             let s = seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
             let inputs: Inputs = random_inputs(program, member, s);
             report.runs += 1;
             match run_member_with(program, member, &inputs, LIMITS) {
                 Outcome::Rejected(_) => continue,
-                Outcome::Passed => {}
-                Outcome::OutOfSteps => report.out_of_steps += 1,
+                Outcome::Passed => streak.set(0),
+                Outcome::OutOfSteps => {
+                    report.out_of_steps += 1;
+                    streak.set(streak.get() + 1);
+                }
                 Outcome::Failed(f) => {
+                    streak.set(0);
                     note_failure(&mut failures, program, path, text, member, &f, &inputs)
                 }
             }
@@ -194,5 +211,6 @@ pub fn test_member_paths(
     }
     report.paths = Some(counts);
     report.failures = failures;
+    report.diverged = diverging();
     Ok(report)
 }

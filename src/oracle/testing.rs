@@ -122,12 +122,19 @@ impl TestSummary {
     }
 }
 
+/// After this many runs in a row out of steps, a member gets no further runs: it
+/// loops or recurses for ever on the inputs tried (or the interpreter cannot run its
+/// contracts), and each such run costs the whole step budget.
+pub const DIVERGING: u32 = 16;
+
 /// What testing one member found.
 #[derive(Clone, Debug, Default)]
 pub struct MemberReport {
     pub runs: u64,
     pub accepted: u64,
     pub out_of_steps: u64,
+    /// Its runs were stopped after `DIVERGING` in a row ran out of steps.
+    pub diverged: bool,
     pub failures: Vec<Found>,
     /// With `--paths`.
     pub paths: Option<PathCounts>,
@@ -218,15 +225,24 @@ pub fn test_member_random(
     opts: &TestOptions,
 ) -> MemberReport {
     let mut report = MemberReport::default();
+    let mut streak = 0;
     for k in 0..opts.runs {
+        if streak >= DIVERGING {
+            report.diverged = true;
+            break;
+        }
         let seed = opts.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
         let inputs = random_inputs(program, member, seed);
         report.runs += 1;
         match run_member(program, member, &inputs) {
             Outcome::Rejected(_) => continue,
-            Outcome::Passed => {}
-            Outcome::OutOfSteps => report.out_of_steps += 1,
+            Outcome::Passed => streak = 0,
+            Outcome::OutOfSteps => {
+                report.out_of_steps += 1;
+                streak += 1;
+            }
             Outcome::Failed(f) => {
+                streak = 0;
                 note_failure(&mut report.failures, program, path, text, member, &f, &inputs)
             }
         }
@@ -252,12 +268,17 @@ fn render_member(out: &mut dyn Write, name: &str, r: &MemberReport) {
     };
     let _ = writeln!(
         out,
-        "{verdict} {name}: {paths}{} runs, {} accepted, {n} distinct failure{}{}",
+        "{verdict} {name}: {paths}{} runs, {} accepted, {n} distinct failure{}{}{}",
         r.runs,
         r.accepted,
         if n == 1 { "" } else { "s" },
         if r.out_of_steps > 0 {
             format!(", {} out of steps", r.out_of_steps)
+        } else {
+            String::new()
+        },
+        if r.diverged {
+            format!(" (no further runs after {DIVERGING} in a row ran out of steps)")
         } else {
             String::new()
         }
@@ -286,7 +307,7 @@ fn member_json(file: &str, name: &str, r: &MemberReport) -> serde_json::Value {
         "file": file, "name": name,
         "status": if r.failures.is_empty() { "ok" } else { "failed" },
         "runs": r.runs, "accepted": r.accepted, "out_of_steps": r.out_of_steps,
-        "failures": failures,
+        "diverged": r.diverged, "failures": failures,
     });
     if let Some(p) = &r.paths {
         m["paths"] = serde_json::json!({

@@ -55,6 +55,9 @@ pub struct PathEnd {
 pub const MAX_PATH_ENDS: usize = 256;
 /// Elements read per array (an array longer than this has the rest at their default).
 pub const MAX_ELEMENTS: usize = 64;
+/// Arrays and sequences of at most this many elements are preferred (then at most
+/// `MAX_ELEMENTS`).
+pub const SHORT: usize = 8;
 /// Integer inputs are preferred within `-SMALL ..= SMALL`.
 pub const SMALL: i64 = 1000;
 
@@ -385,26 +388,30 @@ impl<'p> Verifier<'p> {
         };
         // A failed check: the inputs violate its goal.
         let violated = self.failing_goal.clone().map(Term::not);
-        // Small values preferred: integers within SMALL, lengths within MAX_ELEMENTS.
-        let prefer: Vec<Term> = terms
-            .iter()
-            .filter(|t| t.sort() == Sort::Int)
-            .flat_map(|t| {
-                let hi = if matches!(t.op(), Op::Len | Op::SeqLen) {
-                    MAX_ELEMENTS as i64
-                } else {
-                    SMALL
-                };
-                [Term::le(Term::int(-SMALL), t.clone()), Term::le(t.clone(), Term::int(hi))]
-            })
-            .collect();
+        // Small values preferred: integers within SMALL, lengths within `short` (a run
+        // over a short array is fast, and its failure is easy to read).
+        let prefer = |short: i64| -> Vec<Term> {
+            terms
+                .iter()
+                .filter(|t| t.sort() == Sort::Int)
+                .flat_map(|t| {
+                    let hi = if matches!(t.op(), Op::Len | Op::SeqLen) { short } else { SMALL };
+                    [Term::le(Term::int(-SMALL), t.clone()), Term::le(t.clone(), Term::int(hi))]
+                })
+                .collect()
+        };
+        let (short, small) = (prefer(SHORT as i64), prefer(MAX_ELEMENTS as i64));
         // Preferred first: the loops' states equal to their entry states (a run
-        // reaches them), with small values; then small values alone.
+        // reaches them), with short arrays and sequences; then short ones alone; then
+        // longer ones.
         let mut tiers = vec![];
         if !self.loop_links.is_empty() {
-            tiers.push(self.loop_links.iter().cloned().chain(prefer.iter().cloned()).collect());
+            tiers.push(self.loop_links.iter().cloned().chain(short.iter().cloned()).collect());
         }
-        tiers.push(prefer);
+        if terms.iter().any(|t| matches!(t.op(), Op::Len | Op::SeqLen)) {
+            tiers.push(short);
+        }
+        tiers.push(small);
         let models = self.dec.path_models(violated, &tiers, &terms, &more, self.path_inputs);
         let mut out = vec![];
         for (values, extra) in models {
