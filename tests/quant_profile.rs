@@ -145,3 +145,28 @@ fn instances_are_counted_only_when_asked() {
     let out = String::from_utf8_lossy(&out.stdout);
     assert!(out.contains("quantifier instances (most first):"), "{out}");
 }
+
+/// Once a check of a member spends the resource limit, the member stops: one timeout,
+/// not one per later check and branch, each spending the limit again (a matching loop
+/// took seconds per check).
+#[test]
+fn a_member_stops_at_its_first_check_that_spends_the_limit() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/hang/matching_loop_paths.jv");
+    let out = Command::new(bin())
+        .args(["--no-cache", "--rlimit", "100000", "--stats", "--format", "json"])
+        .arg(file)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&out.stdout).into_owned();
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let members = v["files"][0]["members"].as_array().unwrap();
+    let member = members.iter().find(|m| m["name"] == "Loops.everywhere").unwrap();
+    assert_eq!(member["status"], "timeout", "{out}");
+    let errors = member["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{out}");
+    assert_eq!(errors[0]["id"], "verification.timeout", "{out}");
+    assert!(errors[0]["message"].as_str().unwrap().contains(LOOPING), "{out}");
+    // The check that gave up, and the one asked again of a context counting
+    // instances: no later check reaches the solver.
+    assert!(member["stats"]["queries"].as_u64().unwrap() <= 2, "{out}");
+}

@@ -131,6 +131,12 @@ pub struct Decider {
     var_entries: TermMap<Term, Vec<Option<Unary>>>,
     /// Count the instances of each named quantifier in the member's solver (`--stats`).
     pub count_instances: bool,
+    /// Stop the member, as on a timeout, once a check spent the resource limit: a
+    /// member's own check; a definition's translation goes on (its failures only
+    /// leave the definition partial).
+    pub stop_when_exhausted: bool,
+    /// So stopped.
+    stopped: bool,
     /// Those counts, from backends dropped so far.
     instances: HashMap<Rc<str>, u64>,
     /// The instances of each named quantifier in the first query the solver gave up
@@ -145,6 +151,8 @@ impl Decider {
             pc: Vec::new(),
             frames: Vec::new(),
             known: TermMap::default(),
+            stop_when_exhausted: false,
+            stopped: false,
             vars: TermMap::default(),
             z3_frames: 0,
             z3_len: 0,
@@ -264,8 +272,15 @@ impl Decider {
 
     /// Has the member's time budget run out (or was it asked to stop)?
     pub fn out_of_time(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
+        self.stopped
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
             || self.interrupt.as_ref().is_some_and(Interrupt::requested)
+    }
+
+    /// Was the member stopped because a check spent the resource limit
+    /// (`stop_when_exhausted`)?
+    pub fn stopped_on_limit(&self) -> bool {
+        self.stopped
     }
 
     /// How many frames are pushed.
@@ -536,7 +551,7 @@ impl Decider {
         if t.is_true() && self.sat_at == Some(self.epoch) {
             return Sat::Sat;
         }
-        if self.interrupt.as_ref().is_some_and(Interrupt::requested) {
+        if self.stopped || self.interrupt.as_ref().is_some_and(Interrupt::requested) {
             return Sat::Unknown;
         }
         match self.unary_check(t) {
@@ -587,8 +602,17 @@ impl Decider {
             Sat::Unsat => self.note_entailed(negation),
             Sat::Unknown => {
                 self.counters.unknowns += 1;
-                if self.gave_up_on.is_none() && !self.out_of_time() && self.has_quantifiers(t) {
+                // Given up within the time left: the resource limit is spent (a
+                // matching loop, most often).
+                let exhausted = !self.out_of_time();
+                if self.gave_up_on.is_none() && exhausted && self.has_quantifiers(t) {
                     self.gave_up_on = Some(self.instances_of(t));
+                }
+                if exhausted && self.stop_when_exhausted {
+                    // The member stops here, as on a timeout: its other checks share
+                    // the facts that made the solver spend its limit (a matching loop
+                    // spends it again at each, seconds each).
+                    self.stopped = true;
                 }
             }
         }

@@ -188,6 +188,7 @@ impl<'p> Verifier<'p> {
         config.counterexample = false;
         let mut t = Verifier::new(self.prog, self.info, config);
         t.axioms.translating = true;
+        t.dec.stop_when_exhausted = false;
         t.no_bounds = true;
         // A definition is what its paths say, each shown feasible.
         t.lazy = false;

@@ -168,6 +168,7 @@ pub struct Verifier<'p> {
     pub closes: u64,
     /// Set when the member's time budget ran out: every path stops.
     pub timed_out: bool,
+
     /// Spans of trigger terms of the quantifiers being evaluated, with the first term
     /// each evaluated to (`rules/quant.rs`).
     pub watch: HashMap<Span, Option<Term>>,
@@ -412,6 +413,7 @@ impl<'p> Verifier<'p> {
                 let mut d = Decider::new(timeout);
                 d.set_rlimit(config.rlimit);
                 d.set_interrupt(config.interrupt.clone());
+                d.stop_when_exhausted = true;
                 d
             },
             config,

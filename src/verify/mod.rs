@@ -95,13 +95,19 @@ pub fn verify_member_with(
     // verified one stands (more paths only mean more checks).
     let lazily = v.stats.unchecked_sides > 0
         || (v.stats.unchecked_guards > 0 && v.dec.counters.unknowns > 0);
-    if !v.report.failures.is_empty() && !v.timed_out && lazily {
+    // A member stopped because a check spent the resource limit is verified again too
+    // (the guarded facts may be what made the solver spend it).
+    let stopped = v.dec.stopped_on_limit();
+    if !v.report.failures.is_empty() && (!v.timed_out || stopped) && lazily {
         crate::state::term::reset_interner();
         info.start_member();
         v.dec.drop_backend();
         let mut again = Verifier::new(program, info, config.clone());
         again.lazy = false;
         again.dec.count_instances = config.stats && config.quantifier_counts;
+        // The quantifiers the first run's solver instantiated most where it gave up:
+        // counted once (asking again to count them costs another query's limit).
+        again.dec.gave_up_on = v.dec.gave_up_on.clone();
         // Within what is left of the member's time (all of it without `--timeout`:
         // the scheduler's backstop bounds the member); should that run out, the first
         // run's failures stand (each was reported only on a feasible path).
