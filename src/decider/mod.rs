@@ -69,7 +69,8 @@ pub struct Decider {
     backend: Option<Backend>,
     pc: Vec<PcEntry>,
     frames: Vec<usize>,
-    /// Multiset of the assumed conjuncts, for syntactic proofs.
+    /// Multiset of the assumed conjuncts, for syntactic proofs, with the canonical form
+    /// of each quantifier among them (`Term::alpha_canonical`).
     known: TermMap<Term, u32>,
     /// Multiset of the symbols occurring in the path condition, with the symbols of
     /// each entry (parallel to `pc`) to take them back on pop.
@@ -360,6 +361,9 @@ impl Decider {
         }
         for e in self.pc.drain(mark..) {
             take_back(&mut self.known, &e.term);
+            if let Some(k) = e.term.alpha_canonical() {
+                take_back(&mut self.known, &k);
+            }
         }
         for low in &mut self.lows {
             *low = (*low).min(mark);
@@ -418,9 +422,18 @@ impl Decider {
             _ => vec![t.clone()],
         };
         for c in conjuncts {
-            // Already on the path (in this frame or one below, which outlives it).
-            if self.known.contains_key(&c) {
+            // Already on the path (in this frame or one below, which outlives it). A
+            // quantifier also when one that differs only in the names of its bound
+            // variables is: Z3 would instantiate both with every match of their
+            // triggers (a loop invariant proved on entry from the same precondition).
+            let canonical = c.alpha_canonical();
+            if self.known.contains_key(&c)
+                || canonical.as_ref().is_some_and(|k| self.known.contains_key(k))
+            {
                 continue;
+            }
+            if let Some(k) = canonical {
+                *self.known.entry(k).or_insert(0) += 1;
             }
             let vs = symbols(&c);
             let said = unary(&c);
@@ -454,7 +467,10 @@ impl Decider {
 
     /// Is `t` syntactically among the assumptions (or literally true)?
     pub fn known(&self, t: &Term) -> bool {
-        t.is_true() || self.known.contains_key(t) || self.entailed.contains_key(t)
+        t.is_true()
+            || self.known.contains_key(t)
+            || self.entailed.contains_key(t)
+            || t.alpha_canonical().is_some_and(|k| self.known.contains_key(&k))
     }
 
     /// Is `t`, or each of its conjuncts, syntactically among the assumptions (or
@@ -919,6 +935,36 @@ mod tests {
         assert_eq!(d.prove(&b), Answer::Proved);
         assert_eq!(d.prove(&Term::tt()), Answer::Proved);
         assert_eq!(d.counters.queries, before);
+    }
+
+    #[test]
+    fn a_quantifier_is_known_up_to_the_names_of_its_bound_variables() {
+        let f = Func { name: "f".into(), domain: vec![Sort::Int].into(), range: Sort::Int };
+        let all = |i: &str, lo: i64| {
+            let i = Term::var(i, Sort::Int);
+            let fi = Term::app(&f, vec![i.clone()]);
+            let body = Term::implies(Term::le(Term::int(lo), i.clone()), Term::lt(Term::int(0), fi.clone()));
+            Term::quant(true, vec![i], vec![vec![fi]], body)
+        };
+        let mut d = Decider::new(None);
+        d.push();
+        d.assume(all("i@1", 0));
+        let before = d.counters.queries;
+        // The same fact over another bound variable: proved by syntax, and not added
+        // to the path again.
+        assert_eq!(d.prove(&all("i@2", 0)), Answer::Proved);
+        assert_eq!(d.counters.queries, before);
+        let len = d.pc.len();
+        d.assume(all("i@3", 0));
+        assert_eq!(d.pc.len(), len);
+        // A different bound is a different fact: asked of the solver (and it holds).
+        assert_eq!(d.prove(&all("i@4", 1)), Answer::Proved);
+        assert!(d.counters.queries > before);
+        // Popped with the fact: the same quantifier is unknown again.
+        d.pop();
+        let before = d.counters.queries;
+        assert_eq!(d.prove(&all("i@5", 0)), Answer::Refuted);
+        assert!(d.counters.queries > before);
     }
 
     #[test]

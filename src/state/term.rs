@@ -810,6 +810,27 @@ impl Term {
         Term::quant_named(b.forall, vars.to_vec(), groups, body.clone(), Some(name.into()))
     }
 
+    /// A quantifier with its bound variables renamed by position (`∀0`, `∀1`, ...) and
+    /// no name: two quantifiers that differ only in the names of their bound
+    /// variables (the same contract evaluated twice, with fresh symbols each time)
+    /// have the same canonical form. `None` for any other term. Quantifiers nested in
+    /// the body keep their names (they then rarely compare equal: a missed match only
+    /// costs a query).
+    pub fn alpha_canonical(&self) -> Option<Term> {
+        let Op::Quant(b) = self.op() else { return None };
+        let (vars, groups, body) = self.quant_parts();
+        let mut map: TermMap<Term, Term> = TermMap::default();
+        let mut canon = Vec::with_capacity(vars.len());
+        for (k, v) in vars.iter().enumerate() {
+            let Op::Var(_, sort) = v.op() else { return None };
+            let c = Term::var(&format!("\u{2200}{k}"), *sort);
+            map.insert(v.clone(), c.clone());
+            canon.push(c);
+        }
+        let groups = groups.iter().map(|g| g.iter().map(|t| t.substitute(&map)).collect()).collect();
+        Some(Term::quant_named(b.forall, canon, groups, body.substitute(&map), None))
+    }
+
     /// The name of a quantifier (`Term::quant_named`).
     pub fn quant_name(&self) -> Option<&Rc<str>> {
         let Op::Quant(b) = self.op() else { return None };
