@@ -42,6 +42,10 @@ pub enum Kind {
     /// A fact true on every path: an instance of a pure method's definition or
     /// postcondition axiom. It needs no guard when it leaves a `join`.
     Axiom,
+    /// The definition of a fresh symbol (`Decider::define`), assumed when the symbol is
+    /// first mentioned: a `join` drops it, and it comes back, unguarded, with the first
+    /// entry after the join that mentions the symbol.
+    Definition,
 }
 
 /// One conjunct of the path condition.
@@ -72,6 +76,9 @@ pub struct Decider {
     /// Multiset of the assumed conjuncts, for syntactic proofs, with the canonical form
     /// of each quantifier among them (`Term::alpha_canonical`).
     known: TermMap<Term, u32>,
+    /// Definitions of fresh symbols (`define`): each is assumed when its symbol is first
+    /// mentioned on the path or in a query, never before.
+    definitions: TermMap<Term, Term>,
     /// Multiset of the symbols occurring in the path condition, with the symbols of
     /// each entry (parallel to `pc`) to take them back on pop.
     vars: TermMap<Term, u32>,
@@ -136,6 +143,9 @@ pub struct Decider {
     /// member's own check; a definition's translation goes on (its failures only
     /// leave the definition partial).
     pub stop_when_exhausted: bool,
+    /// `define` assumes at once (a pure method's translation, whose axioms are the
+    /// entries of its paths: a definition assumed later would be missing from them).
+    pub eager_definitions: bool,
     /// So stopped.
     stopped: bool,
     /// Those counts, from backends dropped so far.
@@ -152,7 +162,9 @@ impl Decider {
             pc: Vec::new(),
             frames: Vec::new(),
             known: TermMap::default(),
+            definitions: TermMap::default(),
             stop_when_exhausted: false,
+            eager_definitions: false,
             stopped: false,
             vars: TermMap::default(),
             z3_frames: 0,
@@ -421,6 +433,7 @@ impl Decider {
             crate::state::term::Op::And => t.args().to_vec(),
             _ => vec![t.clone()],
         };
+        let mut due = vec![];
         for c in conjuncts {
             // Already on the path (in this frame or one below, which outlives it). A
             // quantifier also when one that differs only in the names of its bound
@@ -438,6 +451,9 @@ impl Decider {
             let vs = symbols(&c);
             let said = unary(&c);
             for x in &vs {
+                if !self.vars.contains_key(x) {
+                    due.extend(self.definitions.get(x).cloned());
+                }
                 *self.vars.entry(x.clone()).or_insert(0) += 1;
                 let of_x = said.as_ref().filter(|(y, _)| y == x).map(|&(_, u)| u);
                 self.var_entries.entry(x.clone()).or_default().push(of_x);
@@ -445,6 +461,36 @@ impl Decider {
             self.entry_vars.push(vs);
             *self.known.entry(c.clone()).or_insert(0) += 1;
             self.pc.push(PcEntry { term: c, kind });
+        }
+        for d in due {
+            self.add(d, Kind::Definition);
+        }
+    }
+
+    /// Define the fresh symbol `x` by `def` (a fact that constrains `x` and can hold
+    /// whatever the other symbols are: a map's values at every index). Assumed when
+    /// `x` is first mentioned on the path or in a query: a definition whose symbol is
+    /// never used afterwards (the snapshot of a loop invariant consumed on entry) is
+    /// then never given to the solver, whose quantifier it would instantiate with every
+    /// read. Leaving it out changes no answer about the terms without `x`.
+    pub fn define(&mut self, x: Term, def: Term) {
+        if self.eager_definitions {
+            self.add(def, Kind::Derived);
+        } else {
+            self.definitions.insert(x, def);
+        }
+    }
+
+    /// Assume the definitions of the symbols of `t` not yet on the path.
+    fn define_symbols_of(&mut self, t: &Term) {
+        if self.definitions.is_empty() {
+            return;
+        }
+        for x in symbols(t) {
+            let due = if self.vars.contains_key(&x) { None } else { self.definitions.get(&x) };
+            if let Some(d) = due.cloned() {
+                self.add(d, Kind::Definition);
+            }
         }
     }
 
@@ -570,6 +616,7 @@ impl Decider {
         if self.stopped || self.interrupt.as_ref().is_some_and(Interrupt::requested) {
             return Sat::Unknown;
         }
+        self.define_symbols_of(t);
         match self.unary_check(t) {
             Some(true) => return Sat::Sat,
             Some(false) => {
@@ -938,12 +985,43 @@ mod tests {
     }
 
     #[test]
+    fn a_definition_is_assumed_once_its_symbol_is_mentioned() {
+        let mut d = Decider::new(None);
+        let (m, n) = (Term::var("M", Sort::Int), Term::var("n", Sort::Int));
+        d.push();
+        d.define(m.clone(), Term::eq(m.clone(), Term::int(7)));
+        // Not on the path while nothing mentions `M`.
+        assert!(d.path_condition().is_empty());
+        d.assume(Term::lt(n.clone(), Term::int(3)));
+        assert_eq!(d.path_condition().len(), 1);
+        // A query about `M` brings it in.
+        assert_eq!(d.prove(&Term::eq(m.clone(), Term::int(7))), Answer::Proved);
+        assert_eq!(d.path_condition().len(), 2);
+        d.pop();
+        // Popped with the frame, and assumed again by the next fact that mentions `M`.
+        assert!(d.path_condition().is_empty());
+        d.push();
+        d.assume(Term::lt(n.clone(), m.clone()));
+        assert_eq!(d.path_condition().len(), 2);
+        assert_eq!(d.prove(&Term::lt(n, Term::int(7))), Answer::Proved);
+        d.pop();
+        // The translator's decider assumes at once.
+        let mut t = Decider::new(None);
+        t.eager_definitions = true;
+        t.define(m.clone(), Term::eq(m, Term::int(7)));
+        assert_eq!(t.path_condition().len(), 1);
+    }
+
+    #[test]
     fn a_quantifier_is_known_up_to_the_names_of_its_bound_variables() {
         let f = Func { name: "f".into(), domain: vec![Sort::Int].into(), range: Sort::Int };
         let all = |i: &str, lo: i64| {
             let i = Term::var(i, Sort::Int);
             let fi = Term::app(&f, vec![i.clone()]);
-            let body = Term::implies(Term::le(Term::int(lo), i.clone()), Term::lt(Term::int(0), fi.clone()));
+            let body = Term::implies(
+                Term::le(Term::int(lo), i.clone()),
+                Term::lt(Term::int(0), fi.clone()),
+            );
             Term::quant(true, vec![i], vec![vec![fi]], body)
         };
         let mut d = Decider::new(None);

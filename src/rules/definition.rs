@@ -189,6 +189,7 @@ impl<'p> Verifier<'p> {
         let mut t = Verifier::new(self.prog, self.info, config);
         t.axioms.translating = true;
         t.dec.stop_when_exhausted = false;
+        t.dec.eager_definitions = true;
         t.no_bounds = true;
         // A definition is what its paths say, each shown feasible.
         t.lazy = false;
@@ -286,7 +287,7 @@ impl<'p> Verifier<'p> {
                                 crate::decider::Kind::Fact | crate::decider::Kind::Derived => {
                                     facts.push(e.term.clone())
                                 }
-                                crate::decider::Kind::Axiom => {}
+                                crate::decider::Kind::Axiom | crate::decider::Kind::Definition => {}
                             }
                         }
                         let concl = Term::implies(Term::and_all(conds), Term::and_all(facts));
@@ -402,7 +403,7 @@ impl<'p> Verifier<'p> {
         let mut derived = vec![];
         for e in &entries[..n] {
             match e.kind {
-                crate::decider::Kind::Axiom => continue,
+                crate::decider::Kind::Axiom | crate::decider::Kind::Definition => continue,
                 crate::decider::Kind::Derived => {
                     derived.push(Term::implies(Term::and_all(so_far.clone()), e.term.clone()))
                 }
@@ -427,7 +428,7 @@ impl<'p> Verifier<'p> {
         let mut guard = vec![];
         for e in &entries[..n] {
             match e.kind {
-                crate::decider::Kind::Axiom => {}
+                crate::decider::Kind::Axiom | crate::decider::Kind::Definition => {}
                 crate::decider::Kind::Branch => guard.push(e.term.clone()),
                 _ => guard.extend(shape_part(&e.term)),
             }

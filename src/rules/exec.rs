@@ -454,6 +454,8 @@ impl<'p> Verifier<'p> {
             };
             match e.kind {
                 Kind::Axiom => self.dec.assume_axiom(e.term),
+                // Assumed again with the first entry that mentions its symbol.
+                Kind::Definition => {}
                 Kind::Derived => self.dec.assume_derived(Term::implies(guard, e.term)),
                 Kind::Fact | Kind::Branch => self.dec.assume(Term::implies(guard, e.term)),
             }

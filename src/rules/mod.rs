@@ -133,6 +133,8 @@ pub fn expand<T: Clone>(leaves: &[JoinLeaf<T>]) -> Vec<Leaf<T>> {
                 crate::decider::Kind::Fact => facts.push(t),
                 crate::decider::Kind::Derived => derived.push(t),
                 crate::decider::Kind::Axiom => axioms.push(t),
+                // Assumed again with the first entry that mentions its symbol.
+                crate::decider::Kind::Definition => {}
             }
         }
         out.push(Leaf { conds, facts, derived, axioms, value: l.value.clone() });

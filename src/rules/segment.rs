@@ -575,7 +575,14 @@ impl<'p> Verifier<'p> {
             }
         }
         let def = Term::quant(true, vec![x], triggers, Term::eq(read, value));
-        self.dec.assume_derived(def);
+        if self.quant_vars.is_empty() {
+            // Given to the solver only once the snapshot is used.
+            self.dec.define(m.clone(), def);
+        } else {
+            // Inside a quantifier's body, where the facts about its bound variables are
+            // gathered under the binder as they are assumed.
+            self.dec.assume_derived(def);
+        }
         m
     }
 

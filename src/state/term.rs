@@ -827,7 +827,8 @@ impl Term {
             map.insert(v.clone(), c.clone());
             canon.push(c);
         }
-        let groups = groups.iter().map(|g| g.iter().map(|t| t.substitute(&map)).collect()).collect();
+        let groups =
+            groups.iter().map(|g| g.iter().map(|t| t.substitute(&map)).collect()).collect();
         Some(Term::quant_named(b.forall, canon, groups, body.substitute(&map), None))
     }
 
