@@ -7,6 +7,7 @@
 //! methods reach it only when a check does not prove unsatisfiability without them.
 
 pub mod entail;
+mod finite;
 mod profile;
 pub mod z3;
 
@@ -569,6 +570,10 @@ impl Decider {
         if self.known(&Term::ff()) {
             return Answer::Proved;
         }
+        // A universal goal over a small literal range: its instances.
+        if let Some(each) = finite::instances(t, &|x| self.literal_value(x)) {
+            return self.prove(&each);
+        }
         // The negation is on the path: not provable unless the path is contradictory,
         // and a failure on a contradictory path is pruned when reported (what a caller
         // does on a dead path does not matter). No query: a lookup that compares a
@@ -703,6 +708,23 @@ impl Decider {
         let v = z3::fresh_instances(&sigma, limits);
         self.counters.z3_time += start.elapsed();
         v
+    }
+
+    /// The integer literal the path condition equates `t` with (`len(a) = 3`), if an
+    /// entry says so.
+    fn literal_value(&self, t: &Term) -> Option<i64> {
+        use crate::state::term::Op;
+        self.pc.iter().rev().find_map(|e| {
+            let Op::Eq = e.term.op() else { return None };
+            let (a, b) = (&e.term.args()[0], &e.term.args()[1]);
+            if a == t {
+                b.as_int()
+            } else if b == t {
+                a.as_int()
+            } else {
+                None
+            }
+        })
     }
 
     /// Does some entry of the path condition mention the symbol `x`?

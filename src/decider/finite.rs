@@ -1,0 +1,173 @@
+//! Universal goals over a small range of integers written out as their instances.
+//!
+//! `∀ i, j :: 0 <= i && i < j && j < n ==> a[i] <= a[j]`, asked of a path on which `n`
+//! is 3 and `a` a literal array (a client calling a method that requires its array
+//! sorted), is the conjunction of its three instances; with literal indices each
+//! instance simplifies as it is built (read over write, comparisons of literals), most
+//! often to `true`, and what is left is a ground goal. The solver would otherwise
+//! skolemise the goal and split cases over the array's writes.
+
+use crate::state::term::{Op, Sort, Term, TermMap};
+
+/// At most this many instances are written out.
+pub const MAX_INSTANCES: i64 = 64;
+
+/// The conjunction of the instances of the universal goal `goal` when each of its
+/// bound integer variables has literal bounds in the goal's guard (directly, through
+/// another bound variable, or through a term `lookup` gives a literal value for), and
+/// the range has at most [`MAX_INSTANCES`] points. `None` otherwise.
+pub fn instances(goal: &Term, lookup: &dyn Fn(&Term) -> Option<i64>) -> Option<Term> {
+    let Op::Quant(b) = goal.op() else { return None };
+    if !b.forall {
+        return None;
+    }
+    let (vars, _, body) = goal.quant_parts();
+    if vars.iter().any(|v| v.sort() != Sort::Int) {
+        return None;
+    }
+    let Op::Implies = body.op() else { return None };
+    let guard = &body.args()[0];
+    let n = vars.len();
+    let index = |t: &Term| vars.iter().position(|v| v == t);
+    let value = |t: &Term| t.as_int().or_else(|| lookup(t));
+    let mut lo: Vec<Option<i64>> = vec![None; n];
+    let mut hi: Vec<Option<i64>> = vec![None; n];
+    // `x < y` between bound variables, as (x, y, strict).
+    let mut order: Vec<(usize, usize, bool)> = vec![];
+    let conjuncts: Vec<&Term> =
+        if let Op::And = guard.op() { guard.args().iter().collect() } else { vec![guard] };
+    for c in conjuncts {
+        let strict = match c.op() {
+            Op::Lt => true,
+            Op::Le => false,
+            _ => continue,
+        };
+        let (x, y) = (&c.args()[0], &c.args()[1]);
+        match (index(x), index(y)) {
+            (Some(i), Some(j)) => order.push((i, j, strict)),
+            (Some(i), None) => {
+                if let Some(k) = value(y) {
+                    let k = if strict { k.checked_sub(1)? } else { k };
+                    hi[i] = Some(hi[i].map_or(k, |h| h.min(k)));
+                }
+            }
+            (None, Some(j)) => {
+                if let Some(k) = value(x) {
+                    let k = if strict { k.checked_add(1)? } else { k };
+                    lo[j] = Some(lo[j].map_or(k, |l| l.max(k)));
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    // Bounds through the order among the variables (`i < j`, `j < 3`: `i < 2`).
+    for _ in 0..n {
+        for &(i, j, strict) in &order {
+            let d = if strict { 1 } else { 0 };
+            if let Some(h) = hi[j] {
+                let h = h.checked_sub(d)?;
+                hi[i] = Some(hi[i].map_or(h, |x| x.min(h)));
+            }
+            if let Some(l) = lo[i] {
+                let l = l.checked_add(d)?;
+                lo[j] = Some(lo[j].map_or(l, |x| x.max(l)));
+            }
+        }
+    }
+    let mut size: i64 = 1;
+    let mut ranges = Vec::with_capacity(n);
+    for k in 0..n {
+        let (l, h) = (lo[k]?, hi[k]?);
+        let width = if h < l { 0 } else { h.checked_sub(l)?.checked_add(1)? };
+        size = size.checked_mul(width)?;
+        if size > MAX_INSTANCES {
+            return None;
+        }
+        ranges.push((l, h));
+    }
+    let mut out = vec![];
+    let mut point: Vec<i64> = ranges.iter().map(|r| r.0).collect();
+    if size > 0 {
+        loop {
+            let map: TermMap<Term, Term> =
+                vars.iter().cloned().zip(point.iter().map(|&v| Term::int(v))).collect();
+            out.push(body.substitute(&map));
+            // The next point of the box, the last variable fastest.
+            let mut k = n;
+            loop {
+                if k == 0 {
+                    return Some(Term::and_all(out));
+                }
+                k -= 1;
+                if point[k] < ranges[k].1 {
+                    point[k] += 1;
+                    break;
+                }
+                point[k] = ranges[k].0;
+            }
+        }
+    }
+    Some(Term::and_all(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted_goal(arr: &Term, n: &Term) -> Term {
+        let (i, j) = (Term::var("i", Sort::Int), Term::var("j", Sort::Int));
+        let guard = Term::and_all(vec![
+            Term::le(Term::int(0), i.clone()),
+            Term::lt(i.clone(), j.clone()),
+            Term::lt(j.clone(), n.clone()),
+        ]);
+        let ai = Term::select(arr.clone(), i.clone());
+        let aj = Term::select(arr.clone(), j.clone());
+        let body = Term::implies(guard, Term::le(ai.clone(), aj.clone()));
+        Term::quant(true, vec![i, j], vec![vec![ai, aj]], body)
+    }
+
+    fn literal_array(values: &[i64]) -> Term {
+        let mut a = Term::const_arr(crate::state::term::Elem::Int, Term::int(0));
+        for (k, v) in values.iter().enumerate() {
+            a = Term::store(a, Term::int(k as i64), Term::int(*v));
+        }
+        a
+    }
+
+    #[test]
+    fn a_sorted_literal_array_is_sorted_by_syntax() {
+        let n = Term::var("n", Sort::Int);
+        let three = |t: &Term| (*t == Term::var("n", Sort::Int)).then_some(3);
+        let goal = sorted_goal(&literal_array(&[1, 3, 5]), &n);
+        assert_eq!(instances(&goal, &three), Some(Term::tt()));
+        // Unsorted: the instance (1, 2) is left, its guard over `n` kept (the path
+        // says `n` is 3: the solver then refutes it at once).
+        let goal = sorted_goal(&literal_array(&[1, 5, 3]), &n);
+        let left = Term::not(Term::lt(Term::int(2), n.clone()));
+        assert_eq!(instances(&goal, &three), Some(left));
+    }
+
+    #[test]
+    fn an_unbounded_or_large_range_is_left_to_the_solver() {
+        let n = Term::var("n", Sort::Int);
+        let arr = literal_array(&[1, 3, 5]);
+        // No value for `n`.
+        assert_eq!(instances(&sorted_goal(&arr, &n), &|_| None), None);
+        // 100 elements: 4,950 pairs.
+        assert_eq!(instances(&sorted_goal(&arr, &n), &|_| Some(100)), None);
+        // An empty range: nothing to prove.
+        assert_eq!(instances(&sorted_goal(&arr, &n), &|_| Some(0)), Some(Term::tt()));
+    }
+
+    #[test]
+    fn each_instance_keeps_what_the_guard_does_not_bound() {
+        // ∀ i :: 0 <= i && i < 2 ==> f(i) > m: two instances over a symbol `m`.
+        let (i, m) = (Term::var("i", Sort::Int), Term::var("m", Sort::Int));
+        let guard = Term::and(Term::le(Term::int(0), i.clone()), Term::lt(i.clone(), Term::int(2)));
+        let body = Term::implies(guard, Term::lt(m.clone(), i.clone()));
+        let goal = Term::quant(true, vec![i], vec![], body);
+        let want = Term::and(Term::lt(m.clone(), Term::int(0)), Term::lt(m, Term::int(1)));
+        assert_eq!(instances(&goal, &|_| None), Some(want));
+    }
+}
