@@ -46,15 +46,33 @@ impl<'p> Verifier<'p> {
             self.watch.insert(*sp, None);
         }
         let before = self.stats.ledger;
+        let born_before = self.made.births.len() as u64;
         let bound_before = self.quant_vars.len();
         self.quant_vars.extend(vars.iter().cloned());
         let leaves = self.join(&|v, k| {
             v.eval(inner.clone(), &qn.body, &|v, _s, t| k(v, t));
         });
         self.quant_vars.truncate(bound_before);
-        let leaves = crate::rules::expand(&leaves);
-        let recorded: Vec<Option<Term>> =
+        let mut leaves = crate::rules::expand(&leaves);
+        let mut recorded: Vec<Option<Term>> =
             spans.iter().map(|sp| self.watch.get(sp).cloned().flatten()).collect();
+        // What the body made (a snapshot map, a value read) is made once per value of
+        // the bound variables: a function of them, not one symbol for all.
+        let made = self.body_skolems(&leaves, &vars, born_before, e.span);
+        if !made.is_empty() {
+            let sub = |t: &Term| t.substitute(&made);
+            for l in &mut leaves {
+                for list in [&mut l.conds, &mut l.facts, &mut l.derived, &mut l.axioms] {
+                    for t in list.iter_mut() {
+                        *t = sub(t);
+                    }
+                }
+                l.value = sub(&l.value);
+            }
+            for t in recorded.iter_mut().flatten() {
+                *t = sub(t);
+            }
+        }
         for sp in &mine {
             self.watch.remove(sp);
         }
@@ -101,6 +119,49 @@ impl<'p> Verifier<'p> {
             None => Term::quant_named(forall, vars, groups, body, Some(name)),
         };
         q(self, s, t)
+    }
+
+    /// The symbols the evaluation of a quantifier's body made (born after
+    /// `born_before`), each mapped to a function of the bound variables `vars`
+    /// (`sk#∀..#V@1(i)`), for the leaves' terms that mention a bound variable: kept as
+    /// one symbol, a snapshot map defined at `i` under the binder would be defined at
+    /// every instance at once, and two instances would contradict each other.
+    fn body_skolems(
+        &self,
+        leaves: &[Leaf<Term>],
+        vars: &[Term],
+        born_before: u64,
+        span: Span,
+    ) -> crate::state::term::TermMap<Term, Term> {
+        let mut out = crate::state::term::TermMap::default();
+        let mut terms: Vec<&Term> = vec![];
+        for l in leaves {
+            terms.extend(l.conds.iter().chain(&l.facts).chain(&l.derived).chain(&l.axioms));
+            terms.push(&l.value);
+        }
+        let owner = match self.axioms.target {
+            Some(r) => format!("{}.{}", r.class, r.member),
+            None => String::new(),
+        };
+        let domain: Rc<[Sort]> = vars.iter().map(|v| v.sort()).collect();
+        for t in terms {
+            for x in t.symbols() {
+                if out.contains_key(&x)
+                    || vars.contains(&x)
+                    || self.made.births.get(&x).is_none_or(|&b| b <= born_before)
+                {
+                    continue;
+                }
+                let Op::Var(n, sort) = x.op() else { continue };
+                let f = crate::state::term::Func {
+                    name: format!("sk#\u{2200}{owner}@{}#{n}", span.start).into(),
+                    domain: domain.clone(),
+                    range: *sort,
+                };
+                out.insert(x.clone(), Term::app(&f, vars.to_vec()));
+            }
+        }
+        out
     }
 
     /// A quantifier with no trigger over one integer that its body confines to a few
