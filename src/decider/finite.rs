@@ -12,10 +12,17 @@ use crate::state::term::{Op, Sort, Term, TermMap};
 /// At most this many instances are written out.
 pub const MAX_INSTANCES: i64 = 64;
 
+/// At most this many instances may be left once each is simplified: more, and the
+/// solver does better with the quantifier (one skolem constant, where each instance
+/// left is a goal of its own that instantiates the path's quantified facts: a
+/// postcondition over 60 elements written by a callee took longer that way).
+pub const MAX_LEFT: usize = 8;
+
 /// The conjunction of the instances of the universal goal `goal` when each of its
 /// bound integer variables has literal bounds in the goal's guard (directly, through
-/// another bound variable, or through a term `lookup` gives a literal value for), and
-/// the range has at most [`MAX_INSTANCES`] points. `None` otherwise.
+/// another bound variable, or through a term `lookup` gives a literal value for), the
+/// range has at most [`MAX_INSTANCES`] points, and at most [`MAX_LEFT`] instances do
+/// not simplify to `true`. `None` otherwise.
 pub fn instances(goal: &Term, lookup: &dyn Fn(&Term) -> Option<i64>) -> Option<Term> {
     let Op::Quant(b) = goal.op() else { return None };
     if !b.forall {
@@ -91,7 +98,13 @@ pub fn instances(goal: &Term, lookup: &dyn Fn(&Term) -> Option<i64>) -> Option<T
         loop {
             let map: TermMap<Term, Term> =
                 vars.iter().cloned().zip(point.iter().map(|&v| Term::int(v))).collect();
-            out.push(body.substitute(&map));
+            let instance = body.substitute(&map);
+            if !instance.is_true() {
+                if out.len() == MAX_LEFT {
+                    return None;
+                }
+                out.push(instance);
+            }
             // The next point of the box, the last variable fastest.
             let mut k = n;
             loop {
@@ -158,6 +171,12 @@ mod tests {
         assert_eq!(instances(&sorted_goal(&arr, &n), &|_| Some(100)), None);
         // An empty range: nothing to prove.
         assert_eq!(instances(&sorted_goal(&arr, &n), &|_| Some(0)), Some(Term::tt()));
+        // Ten elements of an unknown array: 45 pairs, none decided by syntax.
+        let unknown = Term::var("b", Sort::Arr(crate::state::term::Elem::Int));
+        assert_eq!(instances(&sorted_goal(&unknown, &n), &|_| Some(10)), None);
+        // Three: three pairs left to the solver, as ground goals.
+        let three = instances(&sorted_goal(&unknown, &n), &|_| Some(3));
+        assert!(three.is_some_and(|t| *t.op() == Op::And && t.args().len() == 3));
     }
 
     #[test]
