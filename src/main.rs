@@ -119,7 +119,7 @@ struct VerifyArgs {
     /// --rlimit, which normally stops queries) is abandoned and reported as a timeout.
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     timeout: Option<f64>,
-    /// Z3's resource limit per solver query (default 20,000,000): a query that spends
+    /// Z3's resource limit per solver query (default 5,000,000): a query that spends
     /// more answers `unknown`, reported as verification.timeout. Unlike --timeout, the
     /// same on every machine and under any load. 0: no limit.
     #[arg(long, value_name = "N")]

@@ -44,11 +44,13 @@ pub struct Config {
     pub save: Option<std::path::PathBuf>,
 }
 
-/// Z3's resource units a solver query may spend by default (`--rlimit`): about seven
-/// times what the hardest query of the project's tests needs (a few seconds of Z3 here),
-/// so verdicts never depend on the machine's load, while a query that would run for
-/// minutes ends as a reported timeout.
-pub const DEFAULT_RLIMIT: u32 = 20_000_000;
+/// Z3's resource units a solver query may spend by default (`--rlimit`): about five
+/// times what the hardest query of the project's tests needs (Z3 4.8 counts two units
+/// per unit of this limit: that query counted 1.8 million, in half a second), so
+/// verdicts never depend on the machine's load, while a matching loop ends as a
+/// reported timeout in about 25 s (20,000,000 took three minutes: the time per unit
+/// grows as the loop's terms pile up).
+pub const DEFAULT_RLIMIT: u32 = 5_000_000;
 
 /// When `--timeout` is not given, the scheduler still abandons a member that runs
 /// past this many seconds (reported as a timeout): a backstop for the rare query that
