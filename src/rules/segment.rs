@@ -550,6 +550,13 @@ impl<'p> Verifier<'p> {
     /// V_2[j] where c_2(j), ..., : default)` for the pieces `(c_k, V_k)` (conditions over
     /// the index symbol), triggered by reads of `M`.
     fn summary_map(&mut self, pieces: &[(Term, Term)], c: &Term, sort: Sort) -> Term {
+        // One element, from one piece (which then covers it: the consumption proved
+        // it): a map of the piece and the index alone.
+        if let [(_, v1)] = pieces
+            && let Some(e) = single_index(c)
+        {
+            return self.element_map(v1, &e, sort);
+        }
         let x = self.fresh("j", Sort::Int);
         let mut value = Term::default_of(Sort::of_elem(elem_of_sort(sort)));
         for (ck, vk) in pieces.iter().rev() {
@@ -584,6 +591,37 @@ impl<'p> Verifier<'p> {
             self.dec.assume_derived(def);
         }
         m
+    }
+
+    /// `elem#E(v, e)`: the map equal to `v` at `e` and to the default elsewhere (the
+    /// snapshot of one element, `acc(a[i])` in a pure method's precondition), one term
+    /// for the same map and index wherever it is made: `get(a, 1)` in the code and
+    /// `get(a, k)` under a quantifier at `k = 1` are then one application, which
+    /// E-matching needs (a fresh map per consumption made them two).
+    fn element_map(&mut self, v: &Term, e: &Term, sort: Sort) -> Term {
+        let elem = elem_of_sort(sort);
+        let f = crate::state::term::Func {
+            name: format!("elem#{elem:?}").into(),
+            domain: vec![sort, Sort::Int].into(),
+            range: sort,
+        };
+        let (vv, ee) = (Term::var("v#elem", sort), Term::var("e#elem", Sort::Int));
+        let x = Term::var("x#elem", Sort::Int);
+        let read = Term::select(Term::app(&f, vec![vv.clone(), ee.clone()]), x.clone());
+        let value = Term::ite(
+            Term::eq(x.clone(), ee.clone()),
+            Term::select(vv.clone(), x.clone()),
+            Term::default_of(Sort::of_elem(elem)),
+        );
+        let def = Term::quant_named(
+            true,
+            vec![vv, ee, x],
+            vec![vec![read.clone()]],
+            Term::eq(read, value),
+            Some("the snapshot of one array element".into()),
+        );
+        self.dec.assume_axiom(def);
+        Term::app(&f, vec![v.clone(), e.clone()])
     }
 
     /// The chunk value of `a[e]` where some chunk of `ta` covers `e` at a positive
