@@ -122,10 +122,14 @@ impl<'p> Verifier<'p> {
     }
 
     /// The symbols the evaluation of a quantifier's body made (born after
-    /// `born_before`), each mapped to a function of the bound variables `vars`
-    /// (`sk#∀..#V@1(i)`), for the leaves' terms that mention a bound variable: kept as
-    /// one symbol, a snapshot map defined at `i` under the binder would be defined at
-    /// every instance at once, and two instances would contradict each other.
+    /// `born_before`) that depend on its bound variables `vars`, each mapped to a
+    /// function of them (`sk#∀..#V@1(i)`): kept as one symbol, a snapshot map defined
+    /// at `i` under the binder would be defined at every instance at once, and two
+    /// instances would contradict each other. A symbol depends on them when a fact or
+    /// branch condition of the body mentions it with a bound variable or with a symbol
+    /// that depends on them. The others (a map over the chunks a read met, defined
+    /// whatever `i` is) stay symbols: one value for every instance is what they are,
+    /// and a function of `i` would make the solver define one per instance.
     fn body_skolems(
         &self,
         leaves: &[Leaf<Term>],
@@ -133,33 +137,60 @@ impl<'p> Verifier<'p> {
         born_before: u64,
         span: Span,
     ) -> crate::state::term::TermMap<Term, Term> {
-        let mut out = crate::state::term::TermMap::default();
-        let mut terms: Vec<&Term> = vec![];
+        let born = |x: &Term| self.made.births.get(x).is_some_and(|&b| b > born_before);
+        // Each fact's free symbols made by the body, and whether it mentions a bound
+        // variable. A fact under a guard that mentions nothing the body made (the
+        // guard of an operand, `start <= i ==> ..`) is read without it: the guard only
+        // says where the body made the fact, and what holds under it of the symbol
+        // alone holds of one symbol for every instance.
+        let mut facts: Vec<(Vec<Term>, bool)> = vec![];
         for l in leaves {
-            terms.extend(l.conds.iter().chain(&l.facts).chain(&l.derived).chain(&l.axioms));
-            terms.push(&l.value);
+            for t in l.conds.iter().chain(&l.facts).chain(&l.derived).chain(&l.axioms) {
+                let t = match t.op() {
+                    Op::Implies if !t.args()[0].symbols().iter().any(&born) => &t.args()[1],
+                    _ => t,
+                };
+                let bound = t.bound_vars();
+                let syms: Vec<Term> =
+                    t.symbols().into_iter().filter(|x| !bound.contains(x)).collect();
+                let mentions_var = syms.iter().any(|x| vars.contains(x));
+                let made: Vec<Term> =
+                    syms.into_iter().filter(|x| !vars.contains(x) && born(x)).collect();
+                if !made.is_empty() {
+                    facts.push((made, mentions_var));
+                }
+            }
+        }
+        let mut dependent: Vec<Term> = vec![];
+        loop {
+            let before = dependent.len();
+            for (made, mentions_var) in &facts {
+                if *mentions_var || made.iter().any(|x| dependent.contains(x)) {
+                    for x in made {
+                        if !dependent.contains(x) {
+                            dependent.push(x.clone());
+                        }
+                    }
+                }
+            }
+            if dependent.len() == before {
+                break;
+            }
         }
         let owner = match self.axioms.target {
             Some(r) => format!("{}.{}", r.class, r.member),
             None => String::new(),
         };
         let domain: Rc<[Sort]> = vars.iter().map(|v| v.sort()).collect();
-        for t in terms {
-            for x in t.symbols() {
-                if out.contains_key(&x)
-                    || vars.contains(&x)
-                    || self.made.births.get(&x).is_none_or(|&b| b <= born_before)
-                {
-                    continue;
-                }
-                let Op::Var(n, sort) = x.op() else { continue };
-                let f = crate::state::term::Func {
-                    name: format!("sk#\u{2200}{owner}@{}#{n}", span.start).into(),
-                    domain: domain.clone(),
-                    range: *sort,
-                };
-                out.insert(x.clone(), Term::app(&f, vars.to_vec()));
-            }
+        let mut out = crate::state::term::TermMap::default();
+        for x in dependent {
+            let Op::Var(n, sort) = x.op() else { continue };
+            let f = crate::state::term::Func {
+                name: format!("sk#\u{2200}{owner}@{}#{n}", span.start).into(),
+                domain: domain.clone(),
+                range: *sort,
+            };
+            out.insert(x.clone(), Term::app(&f, vars.to_vec()));
         }
         out
     }
