@@ -581,7 +581,16 @@ impl<'p> Verifier<'p> {
                 }
             }
         }
-        let def = Term::quant(true, vec![x], triggers, Term::eq(read, value));
+        let mut def = Term::quant(true, vec![x], triggers, Term::eq(read, value));
+        // One piece over a range `lo <= i < hi`: the map is also `seg#E(v, lo, hi)`, one
+        // term for the same piece and bounds wherever the snapshot is made, so that
+        // `sum(a, 0, 2)` in the code and `sum(a, 0, k)` under a quantifier at `k = 2`
+        // meet (E-matching works modulo this equation; two fresh maps never would).
+        if let [(_, v1)] = pieces
+            && let Some((lo, hi)) = range_bounds(c)
+        {
+            def = Term::and(def, Term::eq(m.clone(), self.range_map(v1, &lo, &hi, sort)));
+        }
         if self.quant_vars.is_empty() {
             // Given to the solver only once the snapshot is used.
             self.dec.define(m.clone(), def);
@@ -591,6 +600,20 @@ impl<'p> Verifier<'p> {
             self.dec.assume_derived(def);
         }
         m
+    }
+
+    /// `seg#E(v, lo, hi)`: an uninterpreted name for the map equal to `v` on
+    /// `lo <= i < hi` and to the default elsewhere. It has no axiom: each snapshot
+    /// made over such a range is defined pointwise where it is made and equated with
+    /// it (a global axiom instantiated at every read of `v` made divide-and-conquer
+    /// programs time out).
+    fn range_map(&mut self, v: &Term, lo: &Term, hi: &Term, sort: Sort) -> Term {
+        let f = crate::state::term::Func {
+            name: format!("seg#{:?}", elem_of_sort(sort)).into(),
+            domain: vec![sort, Sort::Int, Sort::Int].into(),
+            range: sort,
+        };
+        Term::app(&f, vec![v.clone(), lo.clone(), hi.clone()])
     }
 
     /// `elem#E(v, e)`: the map equal to `v` at `e` and to the default elsewhere (the
@@ -768,6 +791,34 @@ fn single_index(c: &Term) -> Option<Term> {
         (true, false) => Some(y.clone()),
         (false, true) => Some(x.clone()),
         _ => None,
+    }
+}
+
+/// `(lo, hi)` when the condition `c` is `lo <= i# && i# < hi` (a segment's chunk).
+fn range_bounds(c: &Term) -> Option<(Term, Term)> {
+    if *c.op() != crate::state::term::Op::And || c.args().len() != 2 {
+        return None;
+    }
+    let i = Chunk::index();
+    let (a, b) = (&c.args()[0], &c.args()[1]);
+    let lower = |t: &Term| match t.op() {
+        crate::state::term::Op::Le if t.args()[1] == i && !t.args()[0].symbols().contains(&i) => {
+            Some(t.args()[0].clone())
+        }
+        _ => None,
+    };
+    let upper = |t: &Term| match t.op() {
+        crate::state::term::Op::Lt if t.args()[0] == i && !t.args()[1].symbols().contains(&i) => {
+            Some(t.args()[1].clone())
+        }
+        _ => None,
+    };
+    match (lower(a), upper(b)) {
+        (Some(lo), Some(hi)) => Some((lo, hi)),
+        _ => match (lower(b), upper(a)) {
+            (Some(lo), Some(hi)) => Some((lo, hi)),
+            _ => None,
+        },
     }
 }
 
