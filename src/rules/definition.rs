@@ -475,7 +475,15 @@ impl<'p> Verifier<'p> {
         // postconditions hold only of calls shown to be smaller (LANGUAGE.md section
         // 15): assuming them of the instance being checked would assume what is to be
         // proved.
-        let post = admitted || !self.pure_check.is_some_and(|r| self.info.same_group(r, p));
+        let in_group = self.pure_check.is_some_and(|r| self.info.same_group(r, p));
+        let post = admitted || !in_group;
+        // A postcondition admitted for a smaller call in the group being checked is the
+        // induction hypothesis at this call: it holds where the call was shown to be
+        // smaller (the path, and the operand's guard that led to the call), not of the
+        // function everywhere. Assumed as a fact, a join guards it with its branch
+        // conditions; as an axiom, `n <= 0 ? 0 : p(n - 1)` with `ensures result > 0`
+        // assumed `p(n - 1) > 0` for n <= 0 too, and proved itself.
+        let hypothesis = admitted && in_group;
         let code = u8::from(body) | if post { 0 } else { WITHOUT_POST };
         let covered = |v: &Self, code: u8| {
             v.axioms.instantiated.get(&(app.clone(), code)).is_some_and(|&k| k >= fuel)
@@ -516,7 +524,11 @@ impl<'p> Verifier<'p> {
                     nested.push((a, !limited));
                 }
             }
-            self.assume_instance(t);
+            if from_post && hypothesis {
+                self.dec.assume(t);
+            } else {
+                self.assume_instance(t);
+            }
         }
         // Dispatch (an interface's pure method): every axiom holds, but only the class
         // the receiver is known to be has its own definition instantiated in turn, with
