@@ -524,11 +524,7 @@ impl<'p> Verifier<'p> {
                     nested.push((a, !limited));
                 }
             }
-            if from_post && hypothesis {
-                self.dec.assume(t);
-            } else {
-                self.assume_instance(t);
-            }
+            self.assume_instance(t, from_post && hypothesis);
         }
         // Dispatch (an interface's pure method): every axiom holds, but only the class
         // the receiver is known to be has its own definition instantiated in turn, with
@@ -564,7 +560,7 @@ impl<'p> Verifier<'p> {
                         }
                     }
                 }
-                self.assume_instance(t);
+                self.assume_instance(t, false);
             }
         }
         for (a, guard) in dispatched {
@@ -604,8 +600,9 @@ impl<'p> Verifier<'p> {
     /// Assume an axiom instance `guard ⇒ conclusion`. When the path condition has
     /// every conjunct of the guard syntactically, the conclusion alone is assumed, as
     /// a fact of this path (not an axiom: a `join` then guards it with the branch
-    /// conditions it depends on). The translator keeps axioms whole.
-    fn assume_instance(&mut self, t: Term) {
+    /// conditions it depends on). The translator keeps axioms whole. A `fact` (an
+    /// induction hypothesis) is a fact of the path either way.
+    fn assume_instance(&mut self, t: Term, fact: bool) {
         self.stats.axiom_instances += 1;
         if !self.axioms.translating
             && let Op::Implies = t.op()
@@ -619,7 +616,7 @@ impl<'p> Verifier<'p> {
                 return self.dec.assume(c.clone());
             }
         }
-        self.dec.assume_axiom(t)
+        if fact { self.dec.assume(t) } else { self.dec.assume_axiom(t) }
     }
 
     /// Assume what holding `app`'s precondition implies (its definition's derived
