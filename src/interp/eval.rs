@@ -328,7 +328,11 @@ impl<'p> Interp<'p> {
         if amount.is_zero() {
             return Ok(());
         }
-        if view_instance_total(cx.view, p, &args) >= amount {
+        let held = view_instance_total(cx.view, p, &args);
+        // In a pure body or a pure call's precondition, some amount of the instance is
+        // enough (its body is read at an unknown positive amount, as the verifier does).
+        let pure = !self.pure_stack.borrow().is_empty();
+        if held >= amount || (pure && held > Rat::zero()) {
             Ok(())
         } else {
             raw("open.failed", pred.span, "no predicate instance (at this amount) to open")
