@@ -29,11 +29,71 @@ pub fn instances(goal: &Term, lookup: &dyn Fn(&Term) -> Option<i64>) -> Option<T
         return None;
     }
     let (vars, _, body) = goal.quant_parts();
+    let Op::Implies = body.op() else { return None };
+    let ranges = literal_ranges(vars, &body.args()[0], lookup)?;
+    let left = each_point(vars, &ranges, body, true)?;
+    Some(Term::and_all(left))
+}
+
+/// The disjunction of the instances of the existential `t` when its bound variables
+/// have literal bounds among the conjuncts of its body, as [`instances`] (at most
+/// [`MAX_LEFT`] instances that do not simplify to `false`; one that simplifies to
+/// `true` makes it `true`). `None` otherwise.
+fn witnesses(t: &Term, lookup: &dyn Fn(&Term) -> Option<i64>) -> Option<Term> {
+    let Op::Quant(b) = t.op() else { return None };
+    if b.forall {
+        return None;
+    }
+    let (vars, _, body) = t.quant_parts();
+    let ranges = literal_ranges(vars, body, lookup)?;
+    let left = each_point(vars, &ranges, body, false)?;
+    Some(Term::or_all(left))
+}
+
+/// A copy of `t` in which every quantifier reached through its Boolean structure
+/// (`∧ ∨ ¬ ⇒`, `ite`, equalities of Booleans) whose bound variables have literal
+/// bounds is its conjunction or disjunction of instances ([`instances`],
+/// [`witnesses`]), by syntax alone. A pure method's definition instantiated at
+/// literal arguments (`has(seq(5, 6, 7), 6)` for a body `exists i :: 0 <= i && i <
+/// s.length && s[i] == x`) then says what it says without E-matching, which would need
+/// a term `s[1]` that folding a literal's index never leaves.
+pub fn expand(t: &Term) -> Term {
+    match t.op() {
+        Op::Quant(b) => {
+            let none = |_: &Term| None;
+            let e = if b.forall { instances(t, &none) } else { witnesses(t, &none) };
+            match e {
+                Some(e) => expand(&e),
+                None => t.clone(),
+            }
+        }
+        Op::And | Op::Or | Op::Not | Op::Implies | Op::Ite => rebuild_with(t, expand),
+        Op::Eq if t.args()[0].sort() == Sort::Bool => rebuild_with(t, expand),
+        _ => t.clone(),
+    }
+}
+
+/// `t` with `f` applied to its arguments (`t` itself when none changed).
+fn rebuild_with(t: &Term, f: fn(&Term) -> Term) -> Term {
+    let args: Vec<Term> = t.args().iter().map(f).collect();
+    if args.iter().zip(t.args()).all(|(a, b)| a == b) {
+        return t.clone();
+    }
+    Term::rebuild(t.op(), t.sort(), args)
+}
+
+/// The literal range `[lo, hi]` of each of `vars` bounded by the conjuncts of
+/// `guard` (directly, through another bound variable, or a term `lookup` gives a
+/// value for), when every variable has both bounds and the box has at most
+/// [`MAX_INSTANCES`] points.
+fn literal_ranges(
+    vars: &[Term],
+    guard: &Term,
+    lookup: &dyn Fn(&Term) -> Option<i64>,
+) -> Option<Vec<(i64, i64)>> {
     if vars.iter().any(|v| v.sort() != Sort::Int) {
         return None;
     }
-    let Op::Implies = body.op() else { return None };
-    let guard = &body.args()[0];
     let n = vars.len();
     let index = |t: &Term| vars.iter().position(|v| v == t);
     let value = |t: &Term| t.as_int().or_else(|| lookup(t));
@@ -92,35 +152,56 @@ pub fn instances(goal: &Term, lookup: &dyn Fn(&Term) -> Option<i64>) -> Option<T
         }
         ranges.push((l, h));
     }
+    if size == 0 {
+        return Some(vec![]);
+    }
+    Some(ranges)
+}
+
+/// The instances of `body` at every point of the box `ranges` (none for an empty box)
+/// that do not simplify to `neutral` (`true` for a conjunction), or `None` past
+/// [`MAX_LEFT`] of them; for a disjunction (`neutral` false), an instance that
+/// simplifies to `true` is the only one returned.
+fn each_point(
+    vars: &[Term],
+    ranges: &[(i64, i64)],
+    body: &Term,
+    neutral: bool,
+) -> Option<Vec<Term>> {
     let mut out = vec![];
+    if ranges.is_empty() {
+        return Some(out);
+    }
+    let n = vars.len();
     let mut point: Vec<i64> = ranges.iter().map(|r| r.0).collect();
-    if size > 0 {
-        loop {
-            let map: TermMap<Term, Term> =
-                vars.iter().cloned().zip(point.iter().map(|&v| Term::int(v))).collect();
-            let instance = body.substitute(&map);
-            if !instance.is_true() {
+    loop {
+        let map: TermMap<Term, Term> =
+            vars.iter().cloned().zip(point.iter().map(|&v| Term::int(v))).collect();
+        let instance = body.substitute(&map);
+        match instance.as_bool() {
+            Some(b) if b == neutral => {}
+            Some(_) if !neutral => return Some(vec![instance]),
+            _ => {
                 if out.len() == MAX_LEFT {
                     return None;
                 }
                 out.push(instance);
             }
-            // The next point of the box, the last variable fastest.
-            let mut k = n;
-            loop {
-                if k == 0 {
-                    return Some(Term::and_all(out));
-                }
-                k -= 1;
-                if point[k] < ranges[k].1 {
-                    point[k] += 1;
-                    break;
-                }
-                point[k] = ranges[k].0;
+        }
+        // The next point of the box, the last variable fastest.
+        let mut k = n;
+        loop {
+            if k == 0 {
+                return Some(out);
             }
+            k -= 1;
+            if point[k] < ranges[k].1 {
+                point[k] += 1;
+                break;
+            }
+            point[k] = ranges[k].0;
         }
     }
-    Some(Term::and_all(out))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! methods reach it only when a check does not prove unsatisfiability without them.
 
 pub mod entail;
-mod finite;
+pub mod finite;
 mod profile;
 pub mod z3;
 

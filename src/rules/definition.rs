@@ -514,7 +514,9 @@ impl<'p> Verifier<'p> {
         for (ax, from_post) in
             posts.iter().map(|a| (a, true)).chain(bodies.iter().map(|a| (a, false)))
         {
-            let t = ax.substitute(&map);
+            // Quantifiers over literal ranges (a definition applied to a literal) are
+            // written out as their instances.
+            let t = crate::decider::finite::expand(&ax.substitute(&map));
             if t.is_true() {
                 continue;
             }
