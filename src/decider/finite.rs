@@ -270,4 +270,32 @@ mod tests {
         let want = Term::and(Term::lt(m.clone(), Term::int(0)), Term::lt(m, Term::int(1)));
         assert_eq!(instances(&goal, &|_| None), Some(want));
     }
+
+    #[test]
+    fn quantifiers_over_literal_ranges_in_a_definition_are_written_out() {
+        // has(s, x) = ∃ i :: 0 <= i && i < 3 && a[i] == x over a literal array.
+        let i = Term::var("i", Sort::Int);
+        let arr = literal_array(&[5, 6, 7]);
+        let has = |x: i64| {
+            let body = Term::and_all(vec![
+                Term::le(Term::int(0), i.clone()),
+                Term::lt(i.clone(), Term::int(3)),
+                Term::eq(Term::select(arr.clone(), i.clone()), Term::int(x)),
+            ]);
+            Term::quant(false, vec![i.clone()], vec![], body)
+        };
+        let f = Term::var("f", Sort::Bool);
+        // Under the Boolean structure of a definition: `f == ∃ ..`.
+        assert_eq!(expand(&Term::eq(f.clone(), has(6))), f);
+        assert_eq!(expand(&Term::eq(f.clone(), has(8))), Term::not(f.clone()));
+        // A bound that is not a literal: left to the solver.
+        let n = Term::var("n", Sort::Int);
+        let body = Term::and(
+            Term::le(Term::int(0), i.clone()),
+            Term::eq(Term::select(arr.clone(), i.clone()), n.clone()),
+        );
+        let open =
+            Term::quant(false, vec![i.clone()], vec![], Term::and(Term::lt(i.clone(), n), body));
+        assert_eq!(expand(&open), open);
+    }
 }
