@@ -582,7 +582,12 @@ impl<'p> Verifier<'p> {
                 _ => false,
             };
             let built = n.args().first().is_some_and(built_snapshot);
-            let next = if !recursive {
+            // An application to values alone (`sum(seq(1, 2, 3))`, `fib(10)` on the
+            // empty snapshot) computes: each unfolding folds to the next such
+            // application or to a value, so it is unrolled to its end like a chain of
+            // non-recursive calls (Dafny's literal arguments), within `MAX_CHAIN`.
+            let literal = built && n.args().iter().all(|a| a.symbols().is_empty());
+            let next = if !recursive || literal {
                 fuel
             } else if built && depth < MAX_DEPTH {
                 fuel.max(2) - 1
