@@ -147,6 +147,18 @@ pub struct Decider {
     /// `define` assumes at once (a pure method's translation, whose axioms are the
     /// entries of its paths: a definition assumed later would be missing from them).
     pub eager_definitions: bool,
+    /// Give the solver an existential fact with constants for its witnesses
+    /// (`∃ i. P(i)` as `P(i#∃1)`, also under a guard `g ⇒ ∃ ..`), so that the ground
+    /// terms of the witness are there to match (an existential goal is then proved
+    /// with them, see `witness_instances`). Off in a translation, whose entries become
+    /// axioms over formal symbols, and while a quantifier's body is evaluated, whose
+    /// facts are bound under its binder (one constant would be one witness for all
+    /// instances).
+    pub skolemize: bool,
+    /// Each existential fact so given and its form with witness constants (a fact
+    /// assumed again gets the same constants: the same proposition, the same witness).
+    skolem_of: TermMap<Term, Term>,
+    skolems: u64,
     /// So stopped.
     stopped: bool,
     /// Those counts, from backends dropped so far.
@@ -166,6 +178,9 @@ impl Decider {
             definitions: TermMap::default(),
             stop_when_exhausted: false,
             eager_definitions: false,
+            skolemize: true,
+            skolem_of: TermMap::default(),
+            skolems: 0,
             stopped: false,
             vars: TermMap::default(),
             z3_frames: 0,
@@ -335,7 +350,7 @@ impl Decider {
                 if self.pc[self.z3_len].kind == Kind::Axiom {
                     self.counters.axioms_to_z3 += 1;
                 }
-                let t = self.pc[self.z3_len].term.clone();
+                let t = self.asserted(self.z3_len);
                 self.backend().assert(&t);
             }
             self.z3_len += 1;
@@ -346,11 +361,113 @@ impl Decider {
     fn flush_pending(&mut self) {
         let level = self.z3_frames;
         for i in std::mem::take(&mut self.pending) {
-            let t = self.pc[i].term.clone();
+            let t = self.asserted(i);
             self.backend().assert(&t);
             self.counters.axioms_to_z3 += 1;
             self.flushed.push((i, level));
         }
+    }
+
+    /// The form in which path entry `i` is given to the solver (its existentials'
+    /// witnesses as constants).
+    fn asserted(&self, i: usize) -> Term {
+        let t = &self.pc[i].term;
+        self.skolem_of.get(t).cloned().unwrap_or_else(|| t.clone())
+    }
+
+    /// `t` with the witnesses of its existentials as fresh constants, where they
+    /// stand as the fact itself, a conjunct or the conclusion of an implication;
+    /// `None` when it has none there.
+    fn with_witnesses(&mut self, t: &Term) -> Option<Term> {
+        use crate::state::term::Op;
+        match t.op() {
+            Op::Quant(b) if !b.forall => {
+                let (vars, _, body) = t.quant_parts();
+                let mut map = TermMap::default();
+                for v in vars {
+                    let Op::Var(n, sort) = v.op() else { return None };
+                    self.skolems += 1;
+                    let base = n.split('@').next().unwrap_or(n);
+                    map.insert(
+                        v.clone(),
+                        Term::var(&format!("{base}#\u{2203}{}", self.skolems), *sort),
+                    );
+                }
+                let body = body.substitute(&map);
+                Some(self.with_witnesses(&body).unwrap_or(body))
+            }
+            Op::Implies => {
+                let c = self.with_witnesses(&t.args()[1])?;
+                Some(Term::implies(t.args()[0].clone(), c))
+            }
+            Op::And => {
+                let mut changed = false;
+                let mut out = Vec::with_capacity(t.args().len());
+                for a in t.args() {
+                    match self.with_witnesses(a) {
+                        Some(w) => {
+                            changed = true;
+                            out.push(w);
+                        }
+                        None => out.push(a.clone()),
+                    }
+                }
+                changed.then(|| Term::and_all(out))
+            }
+            _ => None,
+        }
+    }
+
+    /// The instances of the existential goal `goal` at the ground terms of the path
+    /// that match one of its triggers (`s[1 + i#∃1]` for a trigger `s[i]`): each
+    /// implies the goal, and given with it they spare the solver the match, which its
+    /// relevancy filter can miss (a witness term in a fact guarded by a case split).
+    /// At most a few, found without descending into quantifiers.
+    fn witness_instances(&self, goal: &Term) -> Vec<Term> {
+        use crate::state::term::{Op, TermSet};
+        const MAX_WITNESSES: usize = 16;
+        const MAX_NODES: usize = 20_000;
+        let Op::Quant(b) = goal.op() else { return vec![] };
+        if b.forall {
+            return vec![];
+        }
+        let (vars, groups, body) = goal.quant_parts();
+        let patterns: Vec<&Term> = groups
+            .iter()
+            .filter(|g| g.len() == 1)
+            .map(|g| &g[0])
+            .filter(|p| vars.iter().all(|v| p.symbols().contains(v)))
+            .collect();
+        if patterns.is_empty() {
+            return vec![];
+        }
+        let mut seen = TermSet::default();
+        let mut out: Vec<Term> = vec![];
+        let mut stack: Vec<Term> = (0..self.pc.len()).map(|i| self.asserted(i)).collect();
+        while let Some(t) = stack.pop() {
+            if seen.len() >= MAX_NODES || out.len() >= MAX_WITNESSES {
+                break;
+            }
+            if !seen.insert(t.clone()) || matches!(t.op(), Op::Quant(_)) {
+                continue;
+            }
+            for p in &patterns {
+                let mut theta: Vec<Option<Term>> = vec![None; vars.len()];
+                if match_pattern(p, &t, vars, &mut theta) {
+                    let map: TermMap<Term, Term> = vars
+                        .iter()
+                        .cloned()
+                        .zip(theta.into_iter().map(|x| x.unwrap_or_else(Term::tt)))
+                        .collect();
+                    let inst = body.substitute(&map);
+                    if !out.contains(&inst) {
+                        out.push(inst);
+                    }
+                }
+            }
+            stack.extend(t.args().iter().cloned());
+        }
+        out
     }
 
     pub fn pop(&mut self) {
@@ -461,6 +578,13 @@ impl Decider {
             }
             self.entry_vars.push(vs);
             *self.known.entry(c.clone()).or_insert(0) += 1;
+            if self.skolemize
+                && kind != Kind::Definition
+                && !self.skolem_of.contains_key(&c)
+                && let Some(w) = self.with_witnesses(&c)
+            {
+                self.skolem_of.insert(c.clone(), w);
+            }
             self.pc.push(PcEntry { term: c, kind });
         }
         for d in due {
@@ -582,6 +706,14 @@ impl Decider {
         if !negation.is_true() && self.known(&negation) {
             return Answer::Refuted;
         }
+        let witnesses = self.witness_instances(t);
+        let negation = if witnesses.is_empty() {
+            negation
+        } else {
+            let mut any = witnesses;
+            any.push(t.clone());
+            Term::not(Term::or_all(any))
+        };
         match self.check(&negation) {
             Sat::Unsat => Answer::Proved,
             Sat::Sat => Answer::Refuted,
@@ -975,6 +1107,27 @@ fn query_log() -> bool {
 /// The symbols occurring in `t`.
 fn symbols(t: &Term) -> Vec<Term> {
     t.symbols()
+}
+
+/// Does the trigger term `p` (over the bound variables `vars`) match the ground term
+/// `t` syntactically, extending the binding `theta` (one slot per variable)?
+fn match_pattern(p: &Term, t: &Term, vars: &[Term], theta: &mut [Option<Term>]) -> bool {
+    if let Some(k) = vars.iter().position(|v| v == p) {
+        return match &theta[k] {
+            Some(bound) => bound == t,
+            None => {
+                theta[k] = Some(t.clone());
+                true
+            }
+        };
+    }
+    if p.op() != t.op() || p.args().len() != t.args().len() || p.sort() != t.sort() {
+        return false;
+    }
+    if p.args().is_empty() {
+        return p == t;
+    }
+    p.args().iter().zip(t.args()).all(|(a, b)| match_pattern(a, b, vars, theta))
 }
 
 #[cfg(test)]

@@ -190,6 +190,7 @@ impl<'p> Verifier<'p> {
         t.axioms.translating = true;
         t.dec.stop_when_exhausted = false;
         t.dec.eager_definitions = true;
+        t.dec.skolemize = false;
         t.no_bounds = true;
         // A definition is what its paths say, each shown feasible.
         t.lazy = false;

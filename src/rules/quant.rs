@@ -49,9 +49,13 @@ impl<'p> Verifier<'p> {
         let born_before = self.made.births.len() as u64;
         let bound_before = self.quant_vars.len();
         self.quant_vars.extend(vars.iter().cloned());
+        // The body's existential facts stay quantifiers: they are bound under the
+        // binder (a witness constant would be one witness for every instance).
+        let skolemize = std::mem::replace(&mut self.dec.skolemize, false);
         let leaves = self.join(&|v, k| {
             v.eval(inner.clone(), &qn.body, &|v, _s, t| k(v, t));
         });
+        self.dec.skolemize = skolemize;
         self.quant_vars.truncate(bound_before);
         let mut leaves = crate::rules::expand(&leaves);
         let mut recorded: Vec<Option<Term>> =

@@ -83,12 +83,14 @@ impl<'p> Verifier<'p> {
                         v.termination = None;
                         s.set("result", t);
                         v.stats.paths += 1;
-                        v.reach_end();
                         v.consume_with(
                             Mode::Consume { id: "postcondition.violated", call: None },
                             s,
                             &m.ensures,
                             &|v, s, _| {
+                                // After the postcondition: the vacuity query must not
+                                // change the solver's state before its checks.
+                                v.reach_end();
                                 v.stats.ledger.completed += 1;
                                 v.end_path(Some(&s), PathEndKind::Completed);
                             },
@@ -203,13 +205,14 @@ impl<'p> Verifier<'p> {
                     s.set("result", res);
                 }
                 v.stats.paths += 1;
-                v.reach_end();
                 v.trace_step(&s, || "consume the postcondition".to_string(), m.name.span);
                 v.consume_with(
                     Mode::Consume { id: "postcondition.violated", call: None },
                     s,
                     &m.ensures,
                     &|v, s, _| {
+                        // After the postcondition, as for pure methods.
+                        v.reach_end();
                         v.stats.ledger.completed += 1;
                         v.end_path(Some(&s), PathEndKind::Completed);
                     },
