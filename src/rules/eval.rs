@@ -476,6 +476,8 @@ impl<'p> Verifier<'p> {
         };
         let loc = |r: &Term| -> Option<String> {
             let r = names.render_now(r)?;
+            // A receiver that is not a name or a path (`i == 0 ? x : y`) in parentheses.
+            let r = if r.contains(' ') { format!("({r})") } else { r };
             Some(match kind {
                 ChunkKind::Field(name) => {
                     format!("{r}.{}", name.rsplit('.').next().unwrap_or(name))

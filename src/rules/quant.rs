@@ -300,14 +300,11 @@ impl<'p> Verifier<'p> {
         name: &Rc<str>,
     ) {
         let mut seen = std::collections::HashSet::new();
-        let bind = |t: Term| -> Option<Term> {
-            let syms = t.symbols();
-            if !vars.iter().any(|x| syms.contains(x)) {
-                return Some(t);
-            }
-            // The quantifier's triggers, and each application of a pure method that
-            // mentions every bound symbol.
-            let mut triggers: Vec<Vec<Term>> = groups.to_vec();
+        // The quantifier's triggers, and each application of a pure method that
+        // mentions every bound symbol.
+        let triggers_of = |t: &Term, vars: &[Term]| -> Vec<Vec<Term>> {
+            let mut triggers: Vec<Vec<Term>> =
+                groups.iter().filter(|g| Term::covers(g, vars)).cloned().collect();
             for a in t.apps() {
                 let s = a.symbols();
                 if vars.iter().all(|x| s.contains(x))
@@ -317,11 +314,27 @@ impl<'p> Verifier<'p> {
                     triggers.push(vec![a]);
                 }
             }
+            triggers
+        };
+        let bind = |t: Term| -> Option<Term> {
+            let syms = t.symbols();
+            if !vars.iter().any(|x| syms.contains(x)) {
+                return Some(t);
+            }
+            let mut triggers = triggers_of(&t, vars);
+            let (mut t, mut vs) = (t, vars.to_vec());
+            if triggers.is_empty() {
+                // A bound variable fixed by an equation of the guard (`k$1 == k + 1`,
+                // made for a trigger `g(k + 1)`) is replaced by its value: what is
+                // left may have a trigger (`g(k$1)`).
+                (t, vs) = eliminate_offsets(&t, vars);
+                triggers = triggers_of(&t, &vs);
+            }
             if triggers.is_empty() {
                 // Nothing could instantiate it: dropping it loses nothing.
                 return None;
             }
-            Some(Term::quant_named(true, vars.to_vec(), triggers, t, Some(name.clone())))
+            Some(Term::quant_named(true, vs, triggers, t, Some(name.clone())))
         };
         for l in leaves {
             for a in &l.axioms {
@@ -502,6 +515,55 @@ impl<'p> Verifier<'p> {
 
 /// The largest reads (array, sequence) and pure applications in `t` without a bound
 /// symbol.
+/// `t` (a fact `guard ⇒ f` under the binder of `vars`) without the bound variables
+/// that an equation of its guard fixes as an offset of another one (`y == x + c`,
+/// `y == c + x`, `y == x - c` with `c` free of them: `x` becomes `y - c`, `y + c`),
+/// and the variables left. Over the integers the two say the same.
+fn eliminate_offsets(t: &Term, vars: &[Term]) -> (Term, Vec<Term>) {
+    let mut t = t.clone();
+    let mut vars = vars.to_vec();
+    'again: while let Op::Implies = t.op() {
+        let guard = t.args()[0].clone();
+        let conjuncts: Vec<Term> =
+            if *guard.op() == Op::And { guard.args().to_vec() } else { vec![guard] };
+        for c in &conjuncts {
+            if *c.op() != Op::Eq {
+                continue;
+            }
+            for (y, e) in [(&c.args()[0], &c.args()[1]), (&c.args()[1], &c.args()[0])] {
+                if !vars.contains(y) {
+                    continue;
+                }
+                let Some((x, value)) = solve_offset(e, y, &vars) else { continue };
+                let mut m = crate::state::term::TermMap::default();
+                m.insert(x.clone(), value);
+                t = t.substitute(&m);
+                vars.retain(|v| *v != x);
+                continue 'again;
+            }
+        }
+        break;
+    }
+    (t, vars)
+}
+
+/// For `e` of the form `x + c`, `c + x` or `x - c` (with `x` one of `vars` other than
+/// `y` and `c` free of them), `x` and the value that makes `y == e`: `y - c`, `y + c`.
+fn solve_offset(e: &Term, y: &Term, vars: &[Term]) -> Option<(Term, Term)> {
+    let free = |c: &Term| !vars.iter().any(|v| c.symbols().contains(v));
+    let is_var = |x: &Term| x != y && vars.contains(x);
+    let (a, b) = match e.op() {
+        Op::Add | Op::Sub => (&e.args()[0], &e.args()[1]),
+        _ => return None,
+    };
+    match e.op() {
+        Op::Add if is_var(a) && free(b) => Some((a.clone(), Term::sub(y.clone(), b.clone()))),
+        Op::Add if is_var(b) && free(a) => Some((b.clone(), Term::sub(y.clone(), a.clone()))),
+        Op::Sub if is_var(a) && free(b) => Some((a.clone(), Term::add(y.clone(), b.clone()))),
+        _ => None,
+    }
+}
+
 fn ground_reads(t: &Term, vars: &[Term], out: &mut Vec<Term>) {
     let syms = t.symbols();
     let bound = vars.iter().any(|x| syms.contains(x));
