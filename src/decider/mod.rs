@@ -1061,18 +1061,21 @@ fn unary(t: &Term) -> Option<(Term, Unary)> {
 
 /// Does some integer meet every comparison?
 fn satisfiable(cs: &[Unary]) -> bool {
-    let (mut lo, mut hi, mut eq) = (i64::MIN, i64::MAX, None);
+    // Integers are unbounded: no bound means none (not `i64::MIN` or `i64::MAX`, past
+    // which `x >= 2^63 - 1 && x != 2^63 - 1` still has solutions).
+    let (mut lo, mut hi, mut eq): (Option<i64>, Option<i64>, Option<i64>) = (None, None, None);
     for c in cs {
         match *c {
             Unary::Eq(k) => eq = Some(k),
-            Unary::Ge(k) => lo = lo.max(k),
-            Unary::Le(k) => hi = hi.min(k),
+            Unary::Ge(k) => lo = Some(lo.map_or(k, |l| l.max(k))),
+            Unary::Le(k) => hi = Some(hi.map_or(k, |h| h.min(k))),
             Unary::Ne(_) => {}
         }
     }
     if let Some(v) = eq {
         return cs.iter().all(|c| c.holds(v));
     }
+    let (Some(lo), Some(hi)) = (lo, hi) else { return true };
     if lo > hi {
         return false;
     }

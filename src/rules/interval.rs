@@ -195,19 +195,24 @@ impl Conj {
 
     /// The condition as a term over `i` (`l <= i`, `i < u + 1`).
     pub fn term(&self, i: &Term) -> Term {
-        let at = |(b, o): &Bound| -> Option<Term> {
-            let o = i64::try_from(*o).ok()?;
-            Some(match b {
-                Some(b) => Term::add(b.clone(), Term::int(o)),
-                None => Term::int(o),
-            })
+        // An offset past 64 bits is a literal of its own (integers are unbounded: it
+        // must never become `false`, which would make a range empty).
+        let at = |(b, o): &Bound| -> Term {
+            let o = match i64::try_from(*o) {
+                Ok(o) => Term::int(o),
+                Err(_) => Term::big_int(&o.to_string()),
+            };
+            match b {
+                Some(b) => Term::add(b.clone(), o),
+                None => o,
+            }
         };
         let mut parts = vec![];
         for l in &self.lows {
-            parts.push(at(l).map_or(Term::ff(), |l| Term::le(l, i.clone())));
+            parts.push(Term::le(at(l), i.clone()));
         }
         for (b, o) in &self.ups {
-            parts.push(at(&(b.clone(), o + 1)).map_or(Term::ff(), |u| Term::lt(i.clone(), u)));
+            parts.push(Term::lt(i.clone(), at(&(b.clone(), o + 1))));
         }
         Term::and_all(parts)
     }

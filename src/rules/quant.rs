@@ -226,8 +226,8 @@ impl<'p> Verifier<'p> {
             };
             lits.extend(lit);
         }
-        let (lo, hi) = (*lits.iter().min()?, *lits.iter().max()? + 1);
-        if hi - lo > MAX_VALUES {
+        let (lo, hi) = (*lits.iter().min()?, lits.iter().max()?.checked_add(1)?);
+        if hi.checked_sub(lo)? > MAX_VALUES {
             return None;
         }
         let at = |v: i64| {
