@@ -623,11 +623,29 @@ impl MemberCx<'_> {
         let env = self.env;
         let is_pred =
             |t: &MemberRef| env.class_sigs[t.class].sigs[t.member].kind == MemberKind::Predicate;
-        q.permission = q.body.any(&mut |x| match &x.kind {
-            ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Untouched(_) => true,
-            ExprKind::Call { target: Some(t), .. } => is_pred(t),
-            _ => false,
-        });
+        // A predicate named by `opening` or `using` is read, not held: a body with
+        // `(opening c.valid() in c.val) + i >= 1` is a value quantifier.
+        q.permission = {
+            let mut stack: Vec<&Expr> = vec![&*q.body];
+            let mut found = false;
+            while let Some(x) = stack.pop() {
+                match &x.kind {
+                    ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Untouched(_) => {
+                        found = true;
+                        break;
+                    }
+                    ExprKind::Call { target: Some(t), .. } if is_pred(t) => {
+                        found = true;
+                        break;
+                    }
+                    ExprKind::Opening { body, .. } | ExprKind::Using { body, .. } => {
+                        stack.push(&**body)
+                    }
+                    _ => stack.extend(x.children()),
+                }
+            }
+            found
+        };
         if q.permission {
             if q.kind == QuantKind::Exists {
                 self.error(
