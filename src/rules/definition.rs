@@ -55,6 +55,10 @@ pub const MAX_CHAIN: u32 = 64;
 /// At most this many instantiations per member: beyond, applications stay
 /// uninterpreted (sound: fewer facts), so no program makes instantiation explode.
 pub const MAX_INSTANCES: u64 = 50_000;
+/// At most this many applications to values alone are unrolled past the fuel per
+/// member: a computation over values that branches (`t(n - 1, 2 * x) + t(n - 1, 2 * x +
+/// 1)`) has exponentially many applications; past the bound they get fuel as any other.
+pub const MAX_LITERAL: u64 = 2_000;
 
 /// The `instantiated` key of an application's derived axioms (besides `false` and
 /// `true`: its other axioms without and with the body).
@@ -587,7 +591,12 @@ impl<'p> Verifier<'p> {
             // empty snapshot) computes: each unfolding folds to the next such
             // application or to a value, so it is unrolled to its end like a chain of
             // non-recursive calls (Dafny's literal arguments), within `MAX_CHAIN`.
-            let literal = built && n.args().iter().all(|a| a.symbols().is_empty());
+            let literal = built
+                && self.axioms.literal < MAX_LITERAL
+                && n.args().iter().all(|a| a.symbols().is_empty());
+            if recursive && literal {
+                self.axioms.literal += 1;
+            }
             let next = if !recursive || literal {
                 fuel
             } else if built && depth < MAX_DEPTH {

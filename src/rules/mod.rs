@@ -351,6 +351,9 @@ pub struct Axioms {
     pub(in crate::rules) recorded: crate::state::term::TermSet,
     /// Instantiations so far (bounded by `definition::MAX_INSTANCES`).
     pub(in crate::rules) instances: u64,
+    /// Applications to values alone unrolled past the fuel so far (bounded by
+    /// `definition::MAX_LITERAL`).
+    pub(in crate::rules) literal: u64,
 }
 
 /// When less than this much stack is left, the rules continue on a new segment.
@@ -496,6 +499,7 @@ impl<'p> Verifier<'p> {
                 apps_by_snap: Default::default(),
                 recorded: Default::default(),
                 instances: 0,
+                literal: 0,
             },
         }
     }
