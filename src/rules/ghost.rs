@@ -37,9 +37,12 @@ impl<'p> Verifier<'p> {
             conj.extend(c.args.iter().zip(args).map(|(a, b)| Term::eq(a.clone(), b.clone())));
             Term::and_all(conj)
         };
-        // Candidates whose equality syntax does not already refute.
+        // Candidates whose equality syntax does not already refute, nor the amounts
+        // held: an instance whose body holds a field of its receiver cannot be the
+        // instance of a receiver whose field is held at `write` beside it.
         let cands: Vec<(Slot, Term)> = heap
             .of_kind(kind)
+            .filter(|(_, c)| !recv.is_some_and(|t| self.overfull(heap, kind, c, t)))
             .map(|(slot, c)| (slot, eqs(c)))
             .filter(|(_, g)| !g.is_false())
             .collect();
@@ -63,6 +66,51 @@ impl<'p> Verifier<'p> {
             }
         }
         Lookup::NotFound
+    }
+
+    /// Would the predicate chunk `c` (of `kind`), were its receiver `t`, hold some
+    /// field of `t` above `write` together with the heap's own chunk of it? Its body
+    /// has `acc(this.f)` as a top-level conjunct (whatever the path through it), and
+    /// the heap holds `t.f` at a constant amount that, added to the chunk's, exceeds
+    /// `write`. Then `t` is not its receiver: no solver query (asked, it can take
+    /// the solver through every quantifier on the path before it answers no).
+    fn overfull(&self, heap: &Heap, kind: &ChunkKind, c: &Chunk, t: &Term) -> bool {
+        use crate::syntax::ast::{BinOp, Body};
+        let ChunkKind::Pred(p, _) = kind else { return false };
+        let Some(pi) = c.perm.as_rat() else { return false };
+        let Some(member) = self.prog.classes.get(p.class).and_then(|k| k.members.get(p.member))
+        else {
+            return false;
+        };
+        let Body::Return(body) = &member.body else { return false };
+        let mut stack = vec![body];
+        while let Some(e) = stack.pop() {
+            match &e.kind {
+                ExprKind::Binary { op: BinOp::And, l, r } => {
+                    stack.push(l);
+                    stack.push(r);
+                }
+                ExprKind::Acc(loc) => {
+                    let ExprKind::Field { recv, field, class } = &loc.kind else { continue };
+                    if !matches!(recv.kind, ExprKind::This) {
+                        continue;
+                    }
+                    let name = self.info.field(class.unwrap_or(0), &field.name);
+                    let held = heap.of_kind(&ChunkKind::Field(name)).any(|(_, f)| {
+                        f.recv.as_ref() == Some(t)
+                            && f.perm
+                                .as_rat()
+                                .and_then(|a| a.checked_add(pi))
+                                .is_some_and(|sum| sum > crate::state::term::Rat::ONE)
+                    });
+                    if held {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
     }
 
     /// A predicate chunk with receiver `t` whose body provides field `name`, with the
