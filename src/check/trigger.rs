@@ -384,8 +384,15 @@ pub fn resolve(
         };
         let body = std::mem::replace(&mut *q.body, Expr::new(ExprKind::Null, span));
         let bspan = body.span;
+        // `k == i + c ==> B` under `forall`, `k == i + c && B` under `exists`: either
+        // says what `B` with `i + c` says (an `==>` under `exists` would hold for any
+        // `k` other than `i + c`).
+        let op = match q.kind {
+            crate::syntax::ast::QuantKind::Forall => BinOp::Implies,
+            crate::syntax::ast::QuantKind::Exists => BinOp::And,
+        };
         *q.body = Expr {
-            kind: ExprKind::Binary { op: BinOp::Implies, l: Box::new(eq), r: Box::new(body) },
+            kind: ExprKind::Binary { op, l: Box::new(eq), r: Box::new(body) },
             span: bspan,
             ty: Type::Bool,
         };
