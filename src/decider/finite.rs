@@ -28,45 +28,40 @@ pub fn instances(goal: &Term, lookup: &dyn Fn(&Term) -> Option<i64>) -> Option<T
     if !b.forall {
         return None;
     }
-    let (vars, _, body) = goal.quant_parts();
-    let Op::Implies = body.op() else { return None };
-    let ranges = literal_ranges(vars, &body.args()[0], lookup)?;
-    let left = each_point(vars, &ranges, body, true)?;
-    Some(Term::and_all(left))
+    written_out(goal, lookup)
 }
 
-/// The disjunction of the instances of the existential `t` when its bound variables
-/// have literal bounds among the conjuncts of its body, as [`instances`] (at most
-/// [`MAX_LEFT`] instances that do not simplify to `false`; one that simplifies to
-/// `true` makes it `true`). `None` otherwise.
-fn witnesses(t: &Term, lookup: &dyn Fn(&Term) -> Option<i64>) -> Option<Term> {
+/// The quantifier `t` as its instances: a `forall` as the conjunction of those that
+/// do not simplify to `true` (its guard, the left side of its `==>`, bounding every
+/// variable as [`instances`] says); an `exists` as the disjunction of those that do
+/// not simplify to `false`, the bounds among the conjuncts of its body (one that
+/// simplifies to `true` makes it `true`). At most [`MAX_LEFT`] left; `None` otherwise.
+fn written_out(t: &Term, lookup: &dyn Fn(&Term) -> Option<i64>) -> Option<Term> {
     let Op::Quant(b) = t.op() else { return None };
-    if b.forall {
-        return None;
-    }
     let (vars, _, body) = t.quant_parts();
-    let ranges = literal_ranges(vars, body, lookup)?;
-    let left = each_point(vars, &ranges, body, false)?;
-    Some(Term::or_all(left))
+    let guard = match (b.forall, body.op()) {
+        (true, Op::Implies) => &body.args()[0],
+        (true, _) => return None,
+        (false, _) => body,
+    };
+    let ranges = literal_ranges(vars, guard, lookup)?;
+    let left = each_point(vars, &ranges, body, b.forall)?;
+    Some(if b.forall { Term::and_all(left) } else { Term::or_all(left) })
 }
 
 /// A copy of `t` in which every quantifier reached through its Boolean structure
 /// (`∧ ∨ ¬ ⇒`, `ite`, equalities of Booleans) whose bound variables have literal
-/// bounds is its conjunction or disjunction of instances ([`instances`],
-/// [`witnesses`]), by syntax alone. A pure method's definition instantiated at
+/// bounds is its conjunction or disjunction of instances ([`written_out`]), by syntax
+/// alone. A pure method's definition instantiated at
 /// literal arguments (`has(seq(5, 6, 7), 6)` for a body `exists i :: 0 <= i && i <
 /// s.length && s[i] == x`) then says what it says without E-matching, which would need
 /// a term `s[1]` that folding a literal's index never leaves.
 pub fn expand(t: &Term) -> Term {
     match t.op() {
-        Op::Quant(b) => {
-            let none = |_: &Term| None;
-            let e = if b.forall { instances(t, &none) } else { witnesses(t, &none) };
-            match e {
-                Some(e) => expand(&e),
-                None => t.clone(),
-            }
-        }
+        Op::Quant(_) => match written_out(t, &|_| None) {
+            Some(e) => expand(&e),
+            None => t.clone(),
+        },
         Op::And | Op::Or | Op::Not | Op::Implies | Op::Ite => rebuild_with(t, expand),
         Op::Eq if t.args()[0].sort() == Sort::Bool => rebuild_with(t, expand),
         _ => t.clone(),

@@ -591,10 +591,11 @@ impl<'p> Verifier<'p> {
             // empty snapshot) computes: each unfolding folds to the next such
             // application or to a value, so it is unrolled to its end like a chain of
             // non-recursive calls (Dafny's literal arguments), within `MAX_CHAIN`.
-            let literal = built
+            let literal = recursive
+                && built
                 && self.axioms.literal < MAX_LITERAL
                 && n.args().iter().all(|a| a.symbols().is_empty());
-            if recursive && literal {
+            if literal {
                 self.axioms.literal += 1;
             }
             let next = if !recursive || literal {

@@ -195,27 +195,36 @@ impl Conj {
 
     /// The condition as a term over `i` (`l <= i`, `i < u + 1`).
     pub fn term(&self, i: &Term) -> Term {
-        // An offset past 64 bits is a literal of its own (integers are unbounded: it
-        // must never become `false`, which would make a range empty).
-        let at = |(b, o): &Bound| -> Term {
-            let o = match i64::try_from(*o) {
-                Ok(o) => Term::int(o),
-                Err(_) => Term::big_int(&o.to_string()),
-            };
-            match b {
-                Some(b) => Term::add(b.clone(), o),
-                None => o,
-            }
-        };
         let mut parts = vec![];
         for l in &self.lows {
-            parts.push(Term::le(at(l), i.clone()));
+            parts.push(Term::le(bound_term(l), i.clone()));
         }
         for (b, o) in &self.ups {
-            parts.push(Term::lt(i.clone(), at(&(b.clone(), o + 1))));
+            parts.push(Term::lt(i.clone(), bound_term(&(b.clone(), o + 1))));
         }
         Term::and_all(parts)
     }
+}
+
+/// A bound as a term. An offset past 64 bits is a literal of its own (integers are
+/// unbounded: it must never become `false`, which would make a range empty).
+fn bound_term((b, o): &Bound) -> Term {
+    let o = match i64::try_from(*o) {
+        Ok(o) => Term::int(o),
+        Err(_) => Term::big_int(&o.to_string()),
+    };
+    match b {
+        Some(b) => Term::add(b.clone(), o),
+        None => o,
+    }
+}
+
+/// `(lo, hi)` when the condition `c` over `i` is one range `lo <= i < hi` (one lower
+/// and one upper bound, in whatever form they were written).
+pub fn range(c: &Term, i: &Term) -> Option<(Term, Term)> {
+    let Conj { lows, ups } = Conj::of(c, i)?;
+    let ([lo], [(b, o)]) = (lows.as_slice(), ups.as_slice()) else { return None };
+    Some((bound_term(lo), bound_term(&(b.clone(), o + 1))))
 }
 
 /// `a` without `b` as conditions over `i`: by bounds where both are conjunctions of

@@ -513,8 +513,6 @@ impl<'p> Verifier<'p> {
     }
 }
 
-/// The largest reads (array, sequence) and pure applications in `t` without a bound
-/// symbol.
 /// `t` (a fact `guard ⇒ f` under the binder of `vars`) without the bound variables
 /// that an equation of its guard fixes as an offset of another one (`y == x + c`,
 /// `y == c + x`, `y == x - c` with `c` free of them: `x` becomes `y - c`, `y + c`),
@@ -564,6 +562,8 @@ fn solve_offset(e: &Term, y: &Term, vars: &[Term]) -> Option<(Term, Term)> {
     }
 }
 
+/// The largest reads (array, sequence) and pure applications in `t` without a bound
+/// symbol.
 fn ground_reads(t: &Term, vars: &[Term], out: &mut Vec<Term>) {
     let syms = t.symbols();
     let bound = vars.iter().any(|x| syms.contains(x));

@@ -587,7 +587,7 @@ impl<'p> Verifier<'p> {
         // `sum(a, 0, 2)` in the code and `sum(a, 0, k)` under a quantifier at `k = 2`
         // meet (E-matching works modulo this equation; two fresh maps never would).
         if let [(_, v1)] = pieces
-            && let Some((lo, hi)) = range_bounds(c)
+            && let Some((lo, hi)) = interval::range(c, &Chunk::index())
         {
             def = Term::and(def, Term::eq(m.clone(), self.range_map(v1, &lo, &hi, sort)));
         }
@@ -791,34 +791,6 @@ fn single_index(c: &Term) -> Option<Term> {
         (true, false) => Some(y.clone()),
         (false, true) => Some(x.clone()),
         _ => None,
-    }
-}
-
-/// `(lo, hi)` when the condition `c` is `lo <= i# && i# < hi` (a segment's chunk).
-fn range_bounds(c: &Term) -> Option<(Term, Term)> {
-    if *c.op() != crate::state::term::Op::And || c.args().len() != 2 {
-        return None;
-    }
-    let i = Chunk::index();
-    let (a, b) = (&c.args()[0], &c.args()[1]);
-    let lower = |t: &Term| match t.op() {
-        crate::state::term::Op::Le if t.args()[1] == i && !t.args()[0].symbols().contains(&i) => {
-            Some(t.args()[0].clone())
-        }
-        _ => None,
-    };
-    let upper = |t: &Term| match t.op() {
-        crate::state::term::Op::Lt if t.args()[0] == i && !t.args()[1].symbols().contains(&i) => {
-            Some(t.args()[1].clone())
-        }
-        _ => None,
-    };
-    match (lower(a), upper(b)) {
-        (Some(lo), Some(hi)) => Some((lo, hi)),
-        _ => match (lower(b), upper(a)) {
-            (Some(lo), Some(hi)) => Some((lo, hi)),
-            _ => None,
-        },
     }
 }
 
