@@ -159,6 +159,15 @@ pub struct Decider {
     /// assumed again gets the same constants: the same proposition, the same witness).
     skolem_of: TermMap<Term, Term>,
     skolems: u64,
+    /// Each universal quantifier the executor evaluated, with its body over the fresh
+    /// symbols the evaluation used for its bound variables and the facts that
+    /// evaluation gave about them (`record_goal_instance`): a goal that holds it in a
+    /// positive position is proved at those symbols (`skolemized_goal`).
+    goal_instances: TermMap<Term, Rc<(Term, Vec<Term>)>>,
+    /// Those quantifiers in the order recorded, each with the number of frames then
+    /// open: the facts may rest on the path's conditions, so a pop below that depth
+    /// puts them under what the popped frame assumed.
+    goal_log: Vec<(Term, usize)>,
     /// So stopped.
     stopped: bool,
     /// Those counts, from backends dropped so far.
@@ -181,6 +190,8 @@ impl Decider {
             skolemize: true,
             skolem_of: TermMap::default(),
             skolems: 0,
+            goal_instances: TermMap::default(),
+            goal_log: Vec::new(),
             stopped: false,
             vars: TermMap::default(),
             z3_frames: 0,
@@ -418,6 +429,60 @@ impl Decider {
         }
     }
 
+    /// Remember that the universal quantifier `quant` is `body` at the fresh symbols
+    /// of its evaluation, whose `facts` (the body's, each under the guards that led to
+    /// it) hold there: they are instances of what holds for every value.
+    pub fn record_goal_instance(&mut self, quant: Term, body: Term, facts: Vec<Term>) {
+        self.goal_log.push((quant.clone(), self.frames.len()));
+        self.goal_instances.insert(quant, Rc::new((body, facts)));
+    }
+
+    /// `goal` with each universal quantifier in a positive position that the executor
+    /// evaluated replaced by its body at the symbols of that evaluation, whose facts
+    /// are added to `facts` (`None` when there is none). Proving it proves `goal`: the
+    /// symbols are fresh (mentioned nowhere else on the path), so what holds for all
+    /// of their values is the quantifier; and the facts about them are ground, so
+    /// none needs a trigger (`forall k :: k > 1 ==> g(k + 1) > 0 && g(k - 1) > 0`:
+    /// `g`'s postcondition at both applications, of which a quantified fact could
+    /// only have one as its trigger).
+    fn skolemized_goal(&self, goal: &Term, facts: &mut Vec<Term>, depth: u32) -> Option<Term> {
+        use crate::state::term::Op;
+        if depth > 64 {
+            return None;
+        }
+        let rebuilt = |positive: &[usize], facts: &mut Vec<Term>| -> Option<Term> {
+            let mut args = goal.args().to_vec();
+            let mut any = false;
+            for &i in positive {
+                if let Some(a) = self.skolemized_goal(&args[i], facts, depth + 1) {
+                    args[i] = a;
+                    any = true;
+                }
+            }
+            if !any {
+                return None;
+            }
+            Some(match goal.op() {
+                Op::And => Term::and_all(args),
+                Op::Or => Term::or_all(args),
+                Op::Implies => Term::implies(args[0].clone(), args[1].clone()),
+                _ => Term::ite(args[0].clone(), args[1].clone(), args[2].clone()),
+            })
+        };
+        match goal.op() {
+            Op::Quant(b) if b.forall => {
+                let instance = self.goal_instances.get(goal)?;
+                facts.extend(instance.1.iter().cloned());
+                let body = &instance.0;
+                Some(self.skolemized_goal(body, facts, depth + 1).unwrap_or_else(|| body.clone()))
+            }
+            Op::And | Op::Or => rebuilt(&(0..goal.args().len()).collect::<Vec<_>>(), facts),
+            Op::Implies => rebuilt(&[1], facts),
+            Op::Ite => rebuilt(&[1, 2], facts),
+            _ => None,
+        }
+    }
+
     /// The instances of the existential goal `goal` at the ground terms of the path
     /// that match one of its triggers (`s[1 + i#∃1]` for a trigger `s[i]`): each
     /// implies the goal, and given with it they spare the solver the match, which its
@@ -476,6 +541,22 @@ impl Decider {
         let emark = self.entailed_frames.pop().unwrap_or(0);
         for t in self.entailed_log.drain(emark..) {
             take_back(&mut self.entailed, &t);
+        }
+        // Facts recorded in the popped frame hold under what it assumed.
+        let depth = self.frames.len();
+        if self.goal_log.last().is_some_and(|(_, d)| *d > depth) {
+            let guard = Term::and_all(self.pc[mark..].iter().map(|e| e.term.clone()).collect());
+            for (t, d) in self.goal_log.iter_mut().rev() {
+                if *d <= depth {
+                    break;
+                }
+                *d = depth;
+                if let Some(instance) = self.goal_instances.get_mut(t) {
+                    let (body, facts) = &**instance;
+                    let lifted = Term::implies(guard.clone(), Term::and_all(facts.clone()));
+                    *instance = Rc::new((body.clone(), vec![lifted]));
+                }
+            }
         }
         for vs in self.entry_vars.drain(mark..) {
             for x in vs {
@@ -705,6 +786,15 @@ impl Decider {
         let negation = Term::not(t.clone());
         if !negation.is_true() && self.known(&negation) {
             return Answer::Refuted;
+        }
+        let mut facts = vec![];
+        if let Some(goal) = self.skolemized_goal(t, &mut facts, 0) {
+            facts.push(Term::not(goal));
+            return match self.check(&Term::and_all(facts)) {
+                Sat::Unsat => Answer::Proved,
+                Sat::Sat => Answer::Refuted,
+                Sat::Unknown => Answer::Unknown,
+            };
         }
         let witnesses = self.witness_instances(t);
         let negation = if witnesses.is_empty() {

@@ -120,7 +120,13 @@ impl<'p> Verifier<'p> {
                 self.assume_fact_instances(&leaves, &vars[0], &values);
                 t
             }
-            None => Term::quant_named(forall, vars, groups, body, Some(name)),
+            None => {
+                let t = Term::quant_named(forall, vars.clone(), groups, body.clone(), Some(name));
+                if forall && matches!(t.op(), Op::Quant(_)) {
+                    self.dec.record_goal_instance(t.clone(), body, bound_facts(&leaves, &vars));
+                }
+                t
+            }
         };
         q(self, s, t)
     }
@@ -576,4 +582,26 @@ fn ground_reads(t: &Term, vars: &[Term], out: &mut Vec<Term>) {
     for a in t.args() {
         ground_reads(a, vars, out);
     }
+}
+
+/// The facts of a quantifier body's leaves that mention one of its bound symbols
+/// `vars`, each under the guards of its leaf: they hold at those symbols, whatever
+/// their values.
+fn bound_facts(leaves: &[Leaf<Term>], vars: &[Term]) -> Vec<Term> {
+    let mentions = |t: &Term| {
+        let syms = t.symbols();
+        vars.iter().any(|x| syms.contains(x))
+    };
+    let mut out: Vec<Term> = vec![];
+    for l in leaves {
+        let guard = Term::and_all(l.conds.clone());
+        let guarded =
+            l.facts.iter().chain(&l.derived).map(|f| Term::implies(guard.clone(), f.clone()));
+        for t in l.axioms.iter().cloned().chain(guarded) {
+            if mentions(&t) && !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    out
 }
