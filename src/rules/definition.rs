@@ -525,7 +525,16 @@ impl<'p> Verifier<'p> {
             if t.is_true() {
                 continue;
             }
+            let bound = t.bound_vars();
             for a in t.apps() {
+                if !bound.is_empty() && a.symbols().iter().any(|x| bound.contains(x)) {
+                    // Under a quantifier of the instance: its instance at a bound
+                    // variable's symbol would be one ground term nothing else names.
+                    if seen.insert(a.clone()) {
+                        self.instantiate_under_binder(&a, &bound);
+                    }
+                    continue;
+                }
                 if a != *app && seen.insert(a.clone()) {
                     let limited = from_post && self.same_group_app(&a, p);
                     nested.push((a, !limited));
@@ -606,6 +615,37 @@ impl<'p> Verifier<'p> {
                 fuel - 1
             };
             self.instantiate(&n, next, nested_body && full, depth + 1);
+        }
+    }
+
+    /// The definition of the application `a`, which names variables `bound` by a
+    /// quantifier of an axiom instance (`dbl(i)` in `allDbl(n) == ∀i. .. dbl(i) >= i`),
+    /// assumed for every value of them with `a` as the trigger: what Silicon's axiom
+    /// for the function gives the solver's instances of that quantifier (its
+    /// skolem constant when a goal negates it). Only for a method outside any
+    /// recursion: its definition names no application of itself to match again.
+    fn instantiate_under_binder(&mut self, a: &Term, bound: &[Term]) {
+        let Op::App(f) = a.op() else { return };
+        let Some(&p) = self.info.func_members.get(&f.name) else { return };
+        if self.info.recursive.contains(&p) || !a.nodes_ite_free() {
+            return;
+        }
+        let vars: Vec<Term> = a.symbols().into_iter().filter(|x| bound.contains(x)).collect();
+        if self.axioms.instances >= MAX_INSTANCES {
+            return;
+        }
+        self.axioms.instances += 1;
+        let Some(d) = self.definition(p) else { return };
+        let map: TermMap<Term, Term> =
+            d.formals.iter().cloned().zip(a.args().iter().cloned()).collect();
+        for ax in d.post.iter().chain(&d.body) {
+            let t = ax.substitute(&map);
+            if !t.is_true() {
+                let q = Term::quant(true, vars.clone(), vec![vec![a.clone()]], t);
+                if !self.dec.known(&q) {
+                    self.assume_instance(q, false);
+                }
+            }
         }
     }
 

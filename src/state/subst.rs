@@ -130,6 +130,11 @@ impl Term {
                         a.op(),
                         Op::App(_) | Op::Select | Op::SeqAt | Op::SeqExtract | Op::SeqLen | Op::Len
                     )
+                    // `s.contains(i)`: membership of the unit sequence (the solver's
+                    // `contains#(s, i)`).
+                    || *x.op() == Op::SeqContains
+                        && *a.op() == Op::SeqUnit
+                        && matches!(a.args()[0].op(), Op::Var(..))
             })
         };
         if matchable && clean(t) && t.nodes_ite_free() {
