@@ -96,7 +96,16 @@ impl<'p> Verifier<'p> {
                 for t in &terms {
                     Term::pattern_terms(t, &vars, &mut pattern);
                 }
-                if Term::covers(&pattern, &vars) {
+                // One term written that became several, each naming every bound
+                // variable (`(s + t).contains(i)` is `s.contains(i) || t.contains(i)`):
+                // alternatives, as the term matches where either does, not a
+                // multi-trigger that needs both.
+                let alternatives = terms.len() == 1
+                    && pattern.len() > 1
+                    && pattern.iter().all(|p| Term::covers(std::slice::from_ref(p), &vars));
+                if alternatives {
+                    groups.extend(pattern.into_iter().map(|p| vec![p]));
+                } else if Term::covers(&pattern, &vars) {
                     groups.push(pattern);
                 }
             }
