@@ -527,6 +527,7 @@ impl<'p> Verifier<'p> {
             }
             let bound = t.bound_vars();
             for a in t.apps() {
+                self.assume_map_axiom(&a);
                 if !bound.is_empty() && a.symbols().iter().any(|x| bound.contains(x)) {
                     // Under a quantifier of the instance: its instance at a bound
                     // variable's symbol would be one ground term nothing else names.
@@ -640,12 +641,26 @@ impl<'p> Verifier<'p> {
             d.formals.iter().cloned().zip(a.args().iter().cloned()).collect();
         for ax in d.post.iter().chain(&d.body) {
             let t = ax.substitute(&map);
+            for b in t.apps() {
+                self.assume_map_axiom(&b);
+            }
             if !t.is_true() {
                 let q = Term::quant(true, vars.clone(), vec![vec![a.clone()]], t);
                 if !self.dec.known(&q) {
                     self.assume_instance(q, false);
                 }
             }
+        }
+    }
+
+    /// The axiom of `elem#E` when `a` applies it: a definition instance names the
+    /// snapshot map its method's precondition made of one element, which the caller
+    /// may never have made itself.
+    fn assume_map_axiom(&mut self, a: &Term) {
+        if let Op::App(f) = a.op()
+            && f.name.starts_with("elem#")
+        {
+            self.assume_element_axiom(f.range);
         }
     }
 

@@ -622,12 +622,17 @@ impl<'p> Verifier<'p> {
     /// `get(a, k)` under a quantifier at `k = 1` are then one application, which
     /// E-matching needs (a fresh map per consumption made them two).
     fn element_map(&mut self, v: &Term, e: &Term, sort: Sort) -> Term {
+        let f = element_func(sort);
+        self.assume_element_axiom(sort);
+        Term::app(&f, vec![v.clone(), e.clone()])
+    }
+
+    /// Assume the axiom of `elem#E` for array sort `sort` (once per path): wherever a
+    /// term names it, also in a definition instance that a caller receives from a
+    /// pure method whose precondition holds one element.
+    pub fn assume_element_axiom(&mut self, sort: Sort) {
         let elem = elem_of_sort(sort);
-        let f = crate::state::term::Func {
-            name: format!("elem#{elem:?}").into(),
-            domain: vec![sort, Sort::Int].into(),
-            range: sort,
-        };
+        let f = element_func(sort);
         let (vv, ee) = (Term::var("v#elem", sort), Term::var("e#elem", Sort::Int));
         let x = Term::var("x#elem", Sort::Int);
         let read = Term::select(Term::app(&f, vec![vv.clone(), ee.clone()]), x.clone());
@@ -643,8 +648,9 @@ impl<'p> Verifier<'p> {
             Term::eq(read, value),
             Some("the snapshot of one array element".into()),
         );
-        self.dec.assume_axiom(def);
-        Term::app(&f, vec![v.clone(), e.clone()])
+        if !self.dec.known(&def) {
+            self.dec.assume_axiom(def);
+        }
     }
 
     /// The chunk value of `a[e]` where some chunk of `ta` covers `e` at a positive
@@ -798,5 +804,14 @@ fn elem_of_sort(s: Sort) -> crate::state::term::Elem {
     match s {
         Sort::Arr(e) => e,
         _ => crate::state::term::Elem::Int,
+    }
+}
+
+/// The function `elem#E` of array sort `sort` (`element_map`).
+pub fn element_func(sort: Sort) -> crate::state::term::Func {
+    crate::state::term::Func {
+        name: format!("elem#{:?}", elem_of_sort(sort)).into(),
+        domain: vec![sort, Sort::Int].into(),
+        range: sort,
     }
 }
