@@ -178,6 +178,9 @@ impl<'p> Verifier<'p> {
             }
             ExprKind::Opening { pred, body } => {
                 let original = s.clone();
+                // `perm(..)` in the body reads the view the opening made (see
+                // `open_amount`); what follows the opening, the view before it.
+                let outer_view = self.perm_view.clone();
                 self.open_instance(s, pred, pred.span, true, &|v, opened, ()| {
                     let Some(snap) = v.last_opened.take() else {
                         return v.internal(&opened, pred.span, "an opening without a snapshot");
@@ -185,7 +188,9 @@ impl<'p> Verifier<'p> {
                     v.nest.openings.push(snap);
                     v.eval(opened, body, &|v, _s, t| {
                         let inner = v.nest.openings.pop();
+                        let inner_view = std::mem::replace(&mut v.perm_view, outer_view.clone());
                         q(v, original.clone(), t);
+                        v.perm_view = inner_view;
                         v.nest.openings.extend(inner);
                     });
                     v.nest.openings.pop();

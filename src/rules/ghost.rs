@@ -263,7 +263,51 @@ impl<'p> Verifier<'p> {
                     // is the receiver's class's predicate.
                     Take::Done(heap, snap) if open => {
                         let rest = State { heap, old: s.old.clone(), store: s.store.clone() };
-                        v.produce_body(rest, target, t0.clone(), &targs, snap, pi.clone(), q)
+                        // While an assertion is consumed, `perm(..)` reads what is left
+                        // (`perm_view`): inside the opening, what is left with the
+                        // instance opened in it too, when it is still there (else as
+                        // it is). The caller restores the view around its continuation.
+                        let taken = match v.perm_view.clone() {
+                            Some(view) => match v.take(&view, &kind, t0.as_ref(), &targs, &pi) {
+                                Take::Done(h, vsnap) => Some((h, vsnap)),
+                                _ => None,
+                            },
+                            None => None,
+                        };
+                        let Some((vheap, vsnap)) = taken else {
+                            return v.produce_body(
+                                rest,
+                                target,
+                                t0.clone(),
+                                &targs,
+                                snap,
+                                pi.clone(),
+                                q,
+                            );
+                        };
+                        let vrest =
+                            State { heap: vheap, old: s.old.clone(), store: s.store.clone() };
+                        v.produce_body(
+                            vrest,
+                            target,
+                            t0.clone(),
+                            &targs,
+                            vsnap,
+                            pi.clone(),
+                            &|v, opened, ()| {
+                                let saved = v.perm_view.replace(opened.heap.clone());
+                                v.produce_body(
+                                    rest.clone(),
+                                    target,
+                                    t0.clone(),
+                                    &targs,
+                                    snap.clone(),
+                                    pi.clone(),
+                                    q,
+                                );
+                                v.perm_view = saved;
+                            },
+                        )
                     }
                     Take::Done(..) => q(v, s, ()),
                     Take::Unknown => v.fail_unknown(&s, span),
