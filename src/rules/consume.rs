@@ -109,6 +109,19 @@ impl<'p> Verifier<'p> {
         self.consume_impure(s, h2, a, q)
     }
 
+    /// Evaluate `e`, a part of an assertion being consumed from `h2` (an implication's
+    /// condition, an amount), with `perm(..)` reading what is left, `h2`
+    /// (LANGUAGE.md section 11); the continuation runs with the view before.
+    fn eval_left(&mut self, s: State, h2: &Heap, e: &'p Expr, q: Q<'_, 'p, Term>) {
+        let outer = self.perm_view.replace(h2.clone());
+        self.eval(s, e, &|v, s, t| {
+            let inner = std::mem::replace(&mut v.perm_view, outer.clone());
+            q(v, s, t);
+            v.perm_view = inner;
+        });
+        self.perm_view = outer;
+    }
+
     /// A pure conjunct `a`, evaluated to `t`: prove it.
     fn consume_pure_conjunct(&mut self, s: State, h2: Heap, a: &'p Expr, t: Term, q: QC<'_, 'p>) {
         {
@@ -147,14 +160,16 @@ impl<'p> Verifier<'p> {
                     })
                 })
             }
-            ExprKind::Binary { op: BinOp::Implies, l, r } => self.eval(s, l, &|v, s, c| {
-                let h2 = h2.clone();
-                let h2b = h2.clone();
-                v.branch(s, c, &|v, s, ()| v.consume(s, h2.clone(), r, q), &|v, s, ()| {
-                    q(v, s, h2b.clone(), Term::unit())
+            ExprKind::Binary { op: BinOp::Implies, l, r } => {
+                self.eval_left(s, &h2, l, &|v, s, c| {
+                    let h2 = h2.clone();
+                    let h2b = h2.clone();
+                    v.branch(s, c, &|v, s, ()| v.consume(s, h2.clone(), r, q), &|v, s, ()| {
+                        q(v, s, h2b.clone(), Term::unit())
+                    })
                 })
-            }),
-            ExprKind::Cond { c, a: x, b: y } => self.eval(s, c, &|v, s, tc| {
+            }
+            ExprKind::Cond { c, a: x, b: y } => self.eval_left(s, &h2, c, &|v, s, tc| {
                 let h2 = h2.clone();
                 v.branch(s, tc, &|v, s, ()| v.consume(s, h2.clone(), x, q), &|v, s, ()| {
                     v.consume(s, h2.clone(), y, q)
@@ -162,7 +177,7 @@ impl<'p> Verifier<'p> {
             }),
             ExprKind::Frac { acc, amount } => {
                 self.set_conjunct(a);
-                self.eval(s, amount, &|v, s, t| {
+                self.eval_left(s, &h2, amount, &|v, s, t| {
                     let pi = Term::mul(v.scale.clone(), Term::to_perm(t));
                     if !v.check_nonneg(&s, &pi, a) {
                         return;
