@@ -179,8 +179,12 @@ impl<'p> Verifier<'p> {
             ExprKind::Opening { pred, body } => {
                 let original = s.clone();
                 // `perm(..)` in the body reads the view the opening made (see
-                // `open_amount`); what follows the opening, the view before it.
+                // `open_amount`); what follows the opening, the view before it. A body
+                // with no `perm` needs no view (made, it costs a second production).
                 let outer_view = self.perm_view.clone();
+                if !reads_perm(body) {
+                    self.perm_view = None;
+                }
                 self.open_instance(s, pred, pred.span, true, &|v, opened, ()| {
                     let Some(snap) = v.last_opened.take() else {
                         return v.internal(&opened, pred.span, "an opening without a snapshot");
@@ -194,7 +198,8 @@ impl<'p> Verifier<'p> {
                         v.nest.openings.extend(inner);
                     });
                     v.nest.openings.pop();
-                })
+                });
+                self.perm_view = outer_view;
             }
             ExprKind::Using { call, body } => {
                 self.eval_pure_call(s, call, true, &|v, s, _| v.eval(s, body, q))
@@ -978,4 +983,16 @@ fn projects(t: &Term, opened: &Term) -> bool {
             _ => return false,
         };
     }
+}
+
+/// Does `e` hold a `perm(..)` anywhere?
+fn reads_perm(e: &Expr) -> bool {
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        if matches!(x.kind, ExprKind::PermOf(_)) {
+            return true;
+        }
+        stack.extend(x.children());
+    }
+    false
 }
