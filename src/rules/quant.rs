@@ -130,14 +130,91 @@ impl<'p> Verifier<'p> {
                 t
             }
             None => {
-                let t = Term::quant_named(forall, vars.clone(), groups, body.clone(), Some(name));
+                let t = Term::quant_named(
+                    forall,
+                    vars.clone(),
+                    groups,
+                    body.clone(),
+                    Some(name.clone()),
+                );
                 if forall && matches!(t.op(), Op::Quant(_)) {
-                    self.dec.record_goal_instance(t.clone(), body, bound_facts(&leaves, &vars));
+                    let facts = bound_facts(&leaves, &vars);
+                    let mut all = vec![t.clone()];
+                    for (alt, alt_body, map) in self.offset_forms(&vars, &recorded, &body, &name) {
+                        let alt_facts = facts.iter().map(|f| f.substitute(&map)).collect();
+                        self.dec.record_goal_instance(alt.clone(), alt_body, alt_facts);
+                        all.push(alt);
+                    }
+                    self.dec.record_goal_instance(t.clone(), body, facts);
+                    Term::and_all(all)
+                } else {
+                    t
                 }
-                t
             }
         };
         q(self, s, t)
+    }
+
+    /// The same universal quantifier over a bound variable shifted by an offset that
+    /// a trigger's read took in evaluation: `(s + t)[i]` is `ite(i < |s|, s[i], t[i -
+    /// |s|])`, whose `t[i - |s|]` no pattern can hold (arithmetic over a bound
+    /// variable), so a read `t[k]` would never instantiate it. Over `j` with `i := j +
+    /// |s|` the read is `t[j]`, a trigger; the two quantifiers say the same. Each with
+    /// its body and the substitution.
+    #[allow(clippy::type_complexity)]
+    fn offset_forms(
+        &mut self,
+        vars: &[Term],
+        recorded: &[Option<Term>],
+        body: &Term,
+        name: &Rc<str>,
+    ) -> Vec<(Term, Term, crate::state::term::TermMap<Term, Term>)> {
+        const MAX_FORMS: usize = 2;
+        let mut shifts: Vec<(Term, Term)> = vec![];
+        for t in recorded.iter().flatten() {
+            for n in t.nodes_where(|n| matches!(n.op(), Op::SeqAt | Op::Select)) {
+                let idx = &n.args()[1];
+                if *idx.op() != Op::Sub {
+                    continue;
+                }
+                let (v, e) = (&idx.args()[0], &idx.args()[1]);
+                let free = e.symbols();
+                if vars.contains(v)
+                    && !vars.iter().any(|x| free.contains(x))
+                    && e.bound_vars().is_empty()
+                    && !shifts.contains(&(v.clone(), e.clone()))
+                {
+                    shifts.push((v.clone(), e.clone()));
+                }
+            }
+        }
+        let mut out = vec![];
+        for (v, e) in shifts.into_iter().take(MAX_FORMS) {
+            let j = self.fresh("k", Sort::Int);
+            let mut map = crate::state::term::TermMap::default();
+            map.insert(v.clone(), Term::add(j.clone(), e));
+            let alt_vars: Vec<Term> =
+                vars.iter().map(|x| if *x == v { j.clone() } else { x.clone() }).collect();
+            let mut pattern = vec![];
+            for t in recorded.iter().flatten() {
+                Term::pattern_terms(&t.substitute(&map), &alt_vars, &mut pattern);
+            }
+            let groups: Vec<Vec<Term>> = pattern
+                .iter()
+                .filter(|p| Term::covers(std::slice::from_ref(p), &alt_vars))
+                .map(|p| vec![p.clone()])
+                .collect();
+            if groups.is_empty() {
+                continue;
+            }
+            let alt_body = body.substitute(&map);
+            let alt =
+                Term::quant_named(true, alt_vars, groups, alt_body.clone(), Some(name.clone()));
+            if matches!(alt.op(), Op::Quant(_)) {
+                out.push((alt, alt_body, map));
+            }
+        }
+        out
     }
 
     /// The symbols the evaluation of a quantifier's body made (born after
