@@ -97,20 +97,14 @@ impl<'p> Verifier<'p> {
         if !self.impure(a) && !matches!(a.kind, ExprKind::Binary { op: BinOp::And, .. }) {
             self.set_conjunct(a);
             // `perm(..)` reads what is left (LANGUAGE.md section 11).
-            let outer_view = self.perm_view.replace(h2.clone());
-            self.eval(s, a, &|v, s, t| {
-                let inner_view = std::mem::replace(&mut v.perm_view, outer_view.clone());
-                v.consume_pure_conjunct(s, h2.clone(), a, t, q);
-                v.perm_view = inner_view;
-            });
-            self.perm_view = outer_view;
+            self.eval_left(s, &h2, a, &|v, s, t| v.consume_pure_conjunct(s, h2.clone(), a, t, q));
             return;
         }
         self.consume_impure(s, h2, a, q)
     }
 
-    /// Evaluate `e`, a part of an assertion being consumed from `h2` (an implication's
-    /// condition, an amount), with `perm(..)` reading what is left, `h2`
+    /// Evaluate `e`, a part of an assertion being consumed from `h2` (a pure conjunct,
+    /// an implication's condition, an amount), with `perm(..)` reading what is left, `h2`
     /// (LANGUAGE.md section 11); the continuation runs with the view before.
     fn eval_left(&mut self, s: State, h2: &Heap, e: &'p Expr, q: Q<'_, 'p, Term>) {
         let outer = self.perm_view.replace(h2.clone());

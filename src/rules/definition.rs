@@ -658,7 +658,7 @@ impl<'p> Verifier<'p> {
     /// may never have made itself.
     fn assume_map_axiom(&mut self, a: &Term) {
         if let Op::App(f) = a.op()
-            && f.name.starts_with("elem#")
+            && crate::rules::segment::is_element_func(f)
         {
             self.assume_element_axiom(f.range);
         }

@@ -267,26 +267,18 @@ impl<'p> Verifier<'p> {
                         // (`perm_view`): inside the opening, what is left with the
                         // instance opened in it too, when it is still there (else as
                         // it is). The caller restores the view around its continuation.
-                        let taken = match v.perm_view.clone() {
-                            Some(view) => match v.take(&view, &kind, t0.as_ref(), &targs, &pi) {
+                        let view = v.perm_view.clone().and_then(|view| {
+                            match v.take(&view, &kind, t0.as_ref(), &targs, &pi) {
                                 Take::Done(h, vsnap) => Some((h, vsnap)),
                                 _ => None,
-                            },
-                            None => None,
+                            }
+                        });
+                        let produce = |v: &mut Verifier<'p>, q: Q<'_, 'p, ()>| {
+                            let (rest, snap) = (rest.clone(), snap.clone());
+                            v.produce_body(rest, target, t0.clone(), &targs, snap, pi.clone(), q)
                         };
-                        let Some((vheap, vsnap)) = taken else {
-                            return v.produce_body(
-                                rest,
-                                target,
-                                t0.clone(),
-                                &targs,
-                                snap,
-                                pi.clone(),
-                                q,
-                            );
-                        };
-                        let vrest =
-                            State { heap: vheap, old: s.old.clone(), store: s.store.clone() };
+                        let Some((heap, vsnap)) = view else { return produce(v, q) };
+                        let vrest = State { heap, old: s.old.clone(), store: s.store.clone() };
                         v.produce_body(
                             vrest,
                             target,
@@ -295,16 +287,8 @@ impl<'p> Verifier<'p> {
                             vsnap,
                             pi.clone(),
                             &|v, opened, ()| {
-                                let saved = v.perm_view.replace(opened.heap.clone());
-                                v.produce_body(
-                                    rest.clone(),
-                                    target,
-                                    t0.clone(),
-                                    &targs,
-                                    snap.clone(),
-                                    pi.clone(),
-                                    q,
-                                );
+                                let saved = v.perm_view.replace(opened.heap);
+                                produce(v, q);
                                 v.perm_view = saved;
                             },
                         )

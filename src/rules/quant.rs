@@ -140,11 +140,7 @@ impl<'p> Verifier<'p> {
                 if forall && matches!(t.op(), Op::Quant(_)) {
                     let facts = bound_facts(&leaves, &vars);
                     let mut all = vec![t.clone()];
-                    for (alt, alt_body, map) in self.offset_forms(&vars, &recorded, &body, &name) {
-                        let alt_facts = facts.iter().map(|f| f.substitute(&map)).collect();
-                        self.dec.record_goal_instance(alt.clone(), alt_body, alt_facts);
-                        all.push(alt);
-                    }
+                    all.extend(self.offset_forms(&vars, &recorded, &body, &facts, &name));
                     self.dec.record_goal_instance(t.clone(), body, facts);
                     Term::and_all(all)
                 } else {
@@ -159,16 +155,16 @@ impl<'p> Verifier<'p> {
     /// a trigger's read took in evaluation: `(s + t)[i]` is `ite(i < |s|, s[i], t[i -
     /// |s|])`, whose `t[i - |s|]` no pattern can hold (arithmetic over a bound
     /// variable), so a read `t[k]` would never instantiate it. Over `j` with `i := j +
-    /// |s|` the read is `t[j]`, a trigger; the two quantifiers say the same. Each with
-    /// its body and the substitution.
-    #[allow(clippy::type_complexity)]
+    /// |s|` the read is `t[j]`, a trigger; the two quantifiers say the same. Each is
+    /// recorded as a goal with its body and the body's `facts`, shifted alike.
     fn offset_forms(
         &mut self,
         vars: &[Term],
         recorded: &[Option<Term>],
         body: &Term,
+        facts: &[Term],
         name: &Rc<str>,
-    ) -> Vec<(Term, Term, crate::state::term::TermMap<Term, Term>)> {
+    ) -> Vec<Term> {
         const MAX_FORMS: usize = 2;
         let mut shifts: Vec<(Term, Term)> = vec![];
         for t in recorded.iter().flatten() {
@@ -211,7 +207,9 @@ impl<'p> Verifier<'p> {
             let alt =
                 Term::quant_named(true, alt_vars, groups, alt_body.clone(), Some(name.clone()));
             if matches!(alt.op(), Op::Quant(_)) {
-                out.push((alt, alt_body, map));
+                let alt_facts = facts.iter().map(|f| f.substitute(&map)).collect();
+                self.dec.record_goal_instance(alt.clone(), alt_body, alt_facts);
+                out.push(alt);
             }
         }
         out

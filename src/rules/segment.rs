@@ -807,8 +807,13 @@ fn elem_of_sort(s: Sort) -> crate::state::term::Elem {
     }
 }
 
+/// Is `f` an `elem#E` function ([`element_func`])?
+pub fn is_element_func(f: &crate::state::term::Func) -> bool {
+    f.name.starts_with("elem#")
+}
+
 /// The function `elem#E` of array sort `sort` (`element_map`).
-pub fn element_func(sort: Sort) -> crate::state::term::Func {
+fn element_func(sort: Sort) -> crate::state::term::Func {
     crate::state::term::Func {
         name: format!("elem#{:?}", elem_of_sort(sort)).into(),
         domain: vec![sort, Sort::Int].into(),
