@@ -535,6 +535,34 @@ impl Decider {
         out
     }
 
+    /// The existential that `goal` is: itself, or the body a path entry gives a
+    /// Boolean pure method's application (`hasTwo(t) = ∃ k :: ..`, its definition
+    /// instance).
+    fn existential_of(&self, goal: &Term) -> Option<Term> {
+        use crate::state::term::Op;
+        let is_exists = |t: &Term| matches!(t.op(), Op::Quant(b) if !b.forall);
+        if is_exists(goal) {
+            return Some(goal.clone());
+        }
+        if !matches!(goal.op(), Op::App(_)) {
+            return None;
+        }
+        self.pc.iter().find_map(|e| {
+            let t = &e.term;
+            if !matches!(t.op(), Op::Eq) {
+                return None;
+            }
+            let (a, b) = (&t.args()[0], &t.args()[1]);
+            if a == goal && is_exists(b) {
+                Some(b.clone())
+            } else if b == goal && is_exists(a) {
+                Some(a.clone())
+            } else {
+                None
+            }
+        })
+    }
+
     pub fn pop(&mut self) {
         let Some(mark) = self.frames.pop() else { return };
         self.epoch += 1;
@@ -796,7 +824,14 @@ impl Decider {
                 Sat::Unknown => Answer::Unknown,
             };
         }
-        let witnesses = self.witness_instances(t);
+        let mut witnesses = self.witness_instances(t);
+        if let Some(ex) = self.existential_of(t) {
+            for w in split_point_instances(&ex) {
+                if !witnesses.contains(&w) {
+                    witnesses.push(w);
+                }
+            }
+        }
         let negation = if witnesses.is_empty() {
             negation
         } else {
@@ -1204,6 +1239,113 @@ fn symbols(t: &Term) -> Vec<Term> {
 
 /// Does the trigger term `p` (over the bound variables `vars`) match the ground term
 /// `t` syntactically, extending the binding `theta` (one slot per variable)?
+/// Instances of the existential `ex` at the split points of its body: where a bound
+/// integer variable is compared with a term free of bound variables (`k < e`), the
+/// last value on one side and the first on the other (`e - 1`, `e`). A witness often
+/// sits there (the element a concatenation or an update put at `|a|`, whose read the
+/// body's simplification turned into a branch of `ite(k < |a|, a[k], x)`), where no
+/// ground read matches a trigger. Each instance implies `ex`; at most a few.
+fn split_point_instances(ex: &Term) -> Vec<Term> {
+    use crate::state::term::{Op, Sort};
+    const MAX_INSTANCES: usize = 16;
+    const MAX_NODES: usize = 2_000;
+    let (vars, _, body) = ex.quant_parts();
+    if vars.iter().any(|v| v.sort() != Sort::Int) {
+        return vec![];
+    }
+    let mut points: Vec<Vec<Term>> = vec![vec![]; vars.len()];
+    let mut stack = vec![body.clone()];
+    let mut seen = 0;
+    while let Some(t) = stack.pop() {
+        seen += 1;
+        if seen > MAX_NODES {
+            break;
+        }
+        if matches!(t.op(), Op::Quant(_)) {
+            continue;
+        }
+        let args = t.args();
+        let bound = |x: &Term| vars.iter().any(|v| x.symbols().contains(v));
+        let mut add = |i: usize, cands: [Term; 2]| {
+            for c in cands {
+                if !points[i].contains(&c) {
+                    points[i].push(c);
+                }
+            }
+        };
+        let one = || Term::int(1);
+        match t.op() {
+            Op::Lt | Op::Le | Op::Eq if args.len() == 2 => {
+                // Comparisons inside the sides (`ite(k < 3, ..) == 2`).
+                stack.extend(args.iter().cloned());
+                for (side, other) in [(0, 1), (1, 0)] {
+                    let e = &args[other];
+                    if bound(e) || e.sort() != Sort::Int {
+                        continue;
+                    }
+                    let Some((i, e)) = vars
+                        .iter()
+                        .enumerate()
+                        .find_map(|(i, v)| Some((i, solve(&args[side], v, e)?)))
+                    else {
+                        continue;
+                    };
+                    let e = &e;
+                    // The value just inside and just outside the comparison.
+                    let (lo, hi) = match (t.op(), side) {
+                        (Op::Lt, 0) | (Op::Le, 1) => (Term::sub(e.clone(), one()), e.clone()),
+                        (Op::Lt, _) | (Op::Le, _) => (e.clone(), Term::add(e.clone(), one())),
+                        _ => (e.clone(), e.clone()),
+                    };
+                    add(i, [lo, hi]);
+                }
+            }
+            _ => stack.extend(args.iter().cloned()),
+        }
+    }
+    if points.iter().any(Vec::is_empty) {
+        return vec![];
+    }
+    let mut out: Vec<TermMap<Term, Term>> = vec![TermMap::default()];
+    for (v, cands) in vars.iter().zip(&points) {
+        let mut next = vec![];
+        for m in &out {
+            for c in cands {
+                if next.len() >= MAX_INSTANCES {
+                    break;
+                }
+                let mut m = m.clone();
+                m.insert(v.clone(), c.clone());
+                next.push(m);
+            }
+        }
+        out = next;
+    }
+    out.iter().map(|m| body.substitute(m)).filter(|t| !t.is_false()).collect()
+}
+
+/// The value of `v` at which `x` (`v` plus or minus terms free of it) equals `e`.
+fn solve(x: &Term, v: &Term, e: &Term) -> Option<Term> {
+    use crate::state::term::Op;
+    if x == v {
+        return Some(e.clone());
+    }
+    let free = |t: &Term| !t.symbols().contains(v);
+    let a = x.args();
+    match x.op() {
+        Op::Add if a.len() == 2 && free(&a[1]) => {
+            solve(&a[0], v, &Term::sub(e.clone(), a[1].clone()))
+        }
+        Op::Add if a.len() == 2 && free(&a[0]) => {
+            solve(&a[1], v, &Term::sub(e.clone(), a[0].clone()))
+        }
+        Op::Sub if a.len() == 2 && free(&a[1]) => {
+            solve(&a[0], v, &Term::add(e.clone(), a[1].clone()))
+        }
+        _ => None,
+    }
+}
+
 fn match_pattern(p: &Term, t: &Term, vars: &[Term], theta: &mut [Option<Term>]) -> bool {
     if let Some(k) = vars.iter().position(|v| v == p) {
         return match &theta[k] {
