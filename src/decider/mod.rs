@@ -540,10 +540,18 @@ impl Decider {
     /// instance).
     fn existential_of(&self, goal: &Term) -> Option<Term> {
         use crate::state::term::Op;
-        let is_exists = |t: &Term| matches!(t.op(), Op::Quant(b) if !b.forall);
-        if is_exists(goal) {
+        if matches!(goal.op(), Op::Quant(b) if !b.forall) {
             return Some(goal.clone());
         }
+        self.quantifier_of(goal, false)
+    }
+
+    /// The quantifier (universal when `forall`) that a path entry equates with the
+    /// application `goal` (a Boolean pure method's definition instance:
+    /// `allPos(s, r) = ∀ i :: ..`).
+    pub fn quantifier_of(&self, goal: &Term, forall: bool) -> Option<Term> {
+        use crate::state::term::Op;
+        let is_exists = |t: &Term| matches!(t.op(), Op::Quant(b) if b.forall == forall);
         if !matches!(goal.op(), Op::App(_)) {
             return None;
         }

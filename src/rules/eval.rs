@@ -681,7 +681,7 @@ impl<'p> Verifier<'p> {
         // A precondition that calls its own method (`requires f() > 0`) would be
         // evaluated forever: nested precondition evaluations are bounded.
         if self.nest.pre_depth >= crate::rules::MAX_PRE_DEPTH {
-            return self.fail_termination(&s, e, target);
+            return self.fail_termination(&s, e, target, false);
         }
         let closes_before = self.closes;
         let termination = self.termination;
@@ -748,41 +748,74 @@ impl<'p> Verifier<'p> {
             // A call through an interface runs whichever class's method the object
             // has, declared anywhere: declaration order says nothing (section 10).
             let earlier = target < caller && !v.info.in_interface(target);
+            // Declaration order and measures do not combine: `f -> g` by order and
+            // `g -> f` by a measure that goes down is `f(0) -> g(1) -> f(0)`. In a group
+            // where some method declares `decreases`, a call to an earlier method of
+            // the group counts when the measure does not go up.
+            let same_group = v.info.same_group(caller, target);
+            let measured = same_group && v.group_measured(caller);
             let smaller = v.leaves_chunk(&s.heap, &rest.heap);
             // Rule (3), read strictly: the precondition's snapshot is a proper part of
             // an instance opened around the call (a predicate that holds only itself
             // gives none).
             let opening = openings.iter().any(|o| proper_part(&snap, o));
-            if !(closed_nothing && (earlier || smaller || opening)) {
+            if !(closed_nothing && ((earlier && !measured) || smaller || opening)) {
                 // Rule (4) (LANGUAGE.md section 15): both declare `decreases`, they
                 // call each other, and the measure goes down, staying non-negative.
                 let decreases =
                     |r: MemberRef| v.prog.classes[r.class].members[r.member].decreases.first();
+                // Through an interface, the measure of each implementation in the
+                // group too: the object's own method runs on.
+                let mut targets = vec![target];
+                if v.info.in_interface(target) {
+                    for &c in v.info.implemented_by.get(&target).into_iter().flatten() {
+                        if v.info.same_group(caller, c) {
+                            targets.push(c);
+                        }
+                    }
+                }
+                if let Some(&lacking) = targets.iter().find(|&&t| decreases(t).is_none())
+                    && same_group
+                    && decreases(caller).is_some()
+                    && lacking != target
+                {
+                    let name = v.info.member_names.get(&lacking).cloned().unwrap_or_default();
+                    let why = format!("`{name}`, which implements it, declares no `decreases`");
+                    return v.fail_measure(s, e, target, &why);
+                }
+                let non_strict = closed_nothing && earlier;
                 match (decreases(caller), decreases(target)) {
-                    (Some(dc), Some(dt)) if v.info.same_group(caller, target) => {
-                        let callee = &v.prog.classes[target.class].members[target.member];
-                        let mut at_call = s.clone();
-                        at_call.store = Default::default();
-                        if let Some(r) = &recv {
-                            at_call.set("this", r.clone());
-                        }
-                        for (p, a) in callee.params.iter().zip(args) {
-                            at_call.set(&p.name.name, a.clone());
-                        }
+                    (Some(dc), Some(_)) if same_group => {
                         let snap = snap.clone();
                         let recv = recv.clone();
                         return v.eval(s.clone(), dc, &|v, _, tc| {
-                            v.eval(at_call.clone(), dt, &|v, _, tt| {
-                                let checks = [
-                                    (
-                                        Term::le(Term::int(0), tc.clone()),
-                                        "the measure may be negative",
-                                    ),
-                                    (Term::lt(tt, tc.clone()), "the measure may not decrease"),
-                                ];
+                            v.measures_at_call(s, &targets, recv.as_ref(), args, 0, &|v, ts| {
+                                let mut checks = vec![];
+                                if !non_strict {
+                                    let why = "the measure may be negative".to_string();
+                                    checks.push((Term::le(Term::int(0), tc.clone()), why));
+                                }
+                                for (t, tt) in targets.iter().zip(ts) {
+                                    let whose = if *t == target {
+                                        "the measure".to_string()
+                                    } else {
+                                        let n = v.info.member_names.get(t).cloned();
+                                        format!(
+                                            "the measure of `{}`, which implements it,",
+                                            n.unwrap_or_default()
+                                        )
+                                    };
+                                    checks.push(if non_strict {
+                                        let why = format!("{whose} may go up");
+                                        (Term::le(tt.clone(), tc.clone()), why)
+                                    } else {
+                                        let why = format!("{whose} may not decrease");
+                                        (Term::lt(tt.clone(), tc.clone()), why)
+                                    });
+                                }
                                 for (goal, why) in checks {
                                     if v.dec.prove(&goal) != crate::decider::Answer::Proved {
-                                        return v.fail_measure(s, e, target, why);
+                                        return v.fail_measure(s, e, target, &why);
                                     }
                                 }
                                 v.pure_call_finish(
@@ -801,11 +834,51 @@ impl<'p> Verifier<'p> {
                     }
                     _ => {}
                 }
-                v.fail_termination(s, e, target);
+                v.fail_termination(s, e, target, earlier && measured);
                 return;
             }
         }
         v.pure_call_finish(s, snap, target, recv, args, e, explicit, termination, q)
+    }
+
+    /// Does a method of `r`'s recursion group declare `decreases`?
+    fn group_measured(&self, r: MemberRef) -> bool {
+        self.prog.classes.iter().enumerate().any(|(c, class)| {
+            class.members.iter().enumerate().any(|(m, member)| {
+                !member.decreases.is_empty()
+                    && self.info.same_group(r, MemberRef { class: c, member: m })
+            })
+        })
+    }
+
+    /// The measures of `targets[k..]` at a call with receiver `recv` and arguments
+    /// `args` (each method's own parameter names), then `q` with all of them.
+    fn measures_at_call(
+        &mut self,
+        s: &State,
+        targets: &[MemberRef],
+        recv: Option<&Term>,
+        args: &[Term],
+        k: usize,
+        q: &dyn Fn(&mut Verifier<'p>, Vec<Term>),
+    ) {
+        let Some(&t) = targets.get(k) else { return q(self, vec![]) };
+        let callee = &self.prog.classes[t.class].members[t.member];
+        let Some(dt) = callee.decreases.first() else { return };
+        let mut at_call = s.clone();
+        at_call.store = Default::default();
+        if let Some(r) = recv {
+            at_call.set("this", r.clone());
+        }
+        for (p, a) in callee.params.iter().zip(args) {
+            at_call.set(&p.name.name, a.clone());
+        }
+        self.eval(at_call, dt, &|v, _, tt| {
+            v.measures_at_call(s, targets, recv, args, k + 1, &|v, mut rest| {
+                rest.insert(0, tt.clone());
+                q(v, rest)
+            })
+        })
     }
 
     /// The rest of a pure call once its termination is settled: the application and
@@ -902,9 +975,11 @@ impl<'p> Verifier<'p> {
         self.nest.mode = save;
     }
 
-    fn fail_termination(&mut self, s: &State, e: &Expr, target: MemberRef) {
+    fn fail_termination(&mut self, s: &State, e: &Expr, target: MemberRef, measured: bool) {
         let name = self.info.member_names.get(&target).cloned().unwrap_or_default();
-        let order = if self.info.in_interface(target) {
+        let order = if measured {
+            "it is declared earlier, but in a recursion group where a method declares `decreases` that counts only when both declare one and the measure does not go up"
+        } else if self.info.in_interface(target) {
             "it is called through an interface (whose implementations may be declared anywhere, so declaration order does not count)"
         } else {
             "it is not declared earlier"

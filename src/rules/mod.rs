@@ -46,7 +46,7 @@ pub mod show;
 use crate::decider::{Answer, Decider};
 use crate::rules::result::{Config, TraceEntry, VerificationError};
 use crate::state::State;
-use crate::state::term::{Op, Sort, Term};
+use crate::state::term::{Op, Sort, Term, TermMap};
 use crate::syntax::ast::{Program, Span, Type};
 use info::Info;
 use std::cell::RefCell;
@@ -821,7 +821,14 @@ impl<'p> Verifier<'p> {
             // translator's solver most queries.
             return true;
         }
-        match self.dec.prove(goal) {
+        let mut answer = self.dec.prove(goal);
+        if answer != Answer::Proved
+            && let Some(unfolded) = self.unfold_universal_goal(goal)
+            && self.dec.prove(&unfolded) == Answer::Proved
+        {
+            answer = Answer::Proved;
+        }
+        match answer {
             Answer::Proved => {
                 // Also an equation between sequences: the laws are quantifiers, which
                 // the fact's terms can instantiate later (`assert s[2..] == t;` makes
@@ -867,6 +874,29 @@ impl<'p> Verifier<'p> {
                 false
             }
         }
+    }
+
+    /// A Boolean pure method's application whose definition instance on the path is a
+    /// universal quantifier (`allPos() = ∀ i :: .. itemAt(i) > 0`), as its body at
+    /// fresh symbols, with the definitions of the applications there instantiated as at
+    /// any ground application: proving it proves the goal (the symbols are fresh, the
+    /// definitions hold for every value). The solver's own skolem constant for the
+    /// quantifier would meet the applications' definitions only as quantified axioms,
+    /// which a recursive method (`itemAt`, recursing into `next`) does not have.
+    fn unfold_universal_goal(&mut self, goal: &Term) -> Option<Term> {
+        let q = self.dec.quantifier_of(goal, true)?;
+        let (vars, _, body) = q.quant_parts();
+        let mut map = TermMap::default();
+        for v in vars {
+            let Op::Var(n, sort) = v.op() else { return None };
+            let base = n.split('@').next().unwrap_or(n).to_string();
+            map.insert(v.clone(), self.fresh(&base, *sort));
+        }
+        let instance = body.substitute(&map);
+        for a in instance.apps() {
+            self.instantiate(&a, crate::rules::definition::FUEL, true, 0);
+        }
+        Some(instance)
     }
 
     /// Run `f` with a different reporting mode.
