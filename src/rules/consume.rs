@@ -316,23 +316,40 @@ impl<'p> Verifier<'p> {
             return self.consume_segment(s, h2, t, c, elem, pi, a, q);
         }
         if self.read_mode {
-            return match self.read_location(&s, h2, &kind, Some(&t), &[]) {
+            return match self.read_location(&s, h2.clone(), &kind, Some(&t), &[]) {
                 Ok((h2, value)) => q(self, s, h2, Term::wrap(value)),
                 Err(true) => self.fail_unknown(&s, a.span),
-                Err(false) => {
-                    let what = self.missing_field_message(&s, a, &kind, &t);
-                    self.fail(&s, a.span, "insufficient.permission", what)
-                }
+                Err(false) => self.missing_array(s, h2, t, elem, a, q),
             };
         }
         match self.take(&h2, &kind, Some(&t), &[], &pi) {
             Take::Done(h2, value) => q(self, s, h2, Term::wrap(value)),
             Take::Unknown => self.fail_unknown(&s, a.span),
-            Take::Missing(..) => {
-                let what = self.missing_field_message(&s, a, &kind, &t);
-                self.fail(&s, a.span, "insufficient.permission", what)
-            }
+            Take::Missing(..) => self.missing_array(s, h2, t, elem, a, q),
         }
+    }
+
+    /// Not enough of the whole array `t` is held: nothing is needed when it is empty
+    /// (`acc(a[*])` of a non-null array of length 0 holds no element), else a failure.
+    fn missing_array(
+        &mut self,
+        s: State,
+        h2: Heap,
+        t: Term,
+        elem: crate::state::term::Sort,
+        a: &'p Expr,
+        q: QC<'_, 'p>,
+    ) {
+        let empty = Term::and(
+            Term::ne(t.clone(), Term::null()),
+            Term::eq(Term::len(t.clone()), Term::int(0)),
+        );
+        if self.dec.prove(&empty) == crate::decider::Answer::Proved {
+            let value = self.fresh("empty", elem);
+            return q(self, s, h2, Term::wrap(value));
+        }
+        let what = self.missing_field_message(&s, a, &ChunkKind::Array, &t);
+        self.fail(&s, a.span, "insufficient.permission", what)
     }
 
     /// Read mode (a pure call's precondition): the location's value when it is held

@@ -165,10 +165,25 @@ impl<'p> Verifier<'p> {
                 let current = s.heap.clone();
                 let mut old_state = s.clone();
                 old_state.heap = (*s.old).clone();
+                // `perm(..)` under `old` reads the old heap, which is whole and known:
+                // not what is left of the current one while an assertion is consumed,
+                // nor an unknown amount while one is produced (except a callee's
+                // postcondition at its call: see `call_post`).
+                let unknown = self.perm_unknown && self.call_post;
+                let outer =
+                    (self.perm_view.take(), std::mem::replace(&mut self.perm_unknown, unknown));
                 self.eval(old_state, x, &|v, mut s, t| {
                     s.heap = current.clone();
-                    q(v, s, t)
-                })
+                    let inner = (
+                        std::mem::replace(&mut v.perm_view, outer.0.clone()),
+                        std::mem::replace(&mut v.perm_unknown, outer.1),
+                    );
+                    q(v, s, t);
+                    v.perm_view = inner.0;
+                    v.perm_unknown = inner.1;
+                });
+                self.perm_view = outer.0;
+                self.perm_unknown = outer.1;
             }
             ExprKind::Opening { pred, body } if self.opens_exhausted() => {
                 self.open_instance(s, pred, pred.span, false, &|v, s, ()| {

@@ -639,6 +639,7 @@ impl<'p> Verifier<'p> {
                 let snap = v.fresh("s", Sort::Snap);
                 let caller_store = s.store.clone();
                 let caller_old = s.old.clone();
+                let outer = std::mem::replace(&mut v.call_post, true);
                 v.produce_all(post, snap, &m.ensures, &|v, after, ()| {
                     let back = State {
                         heap: after.heap,
@@ -650,8 +651,11 @@ impl<'p> Verifier<'p> {
                         || format!("call {callee_name}: produce its postcondition"),
                         span,
                     );
-                    q(v, back, result.clone())
-                })
+                    let inner = std::mem::replace(&mut v.call_post, outer);
+                    q(v, back, result.clone());
+                    v.call_post = inner;
+                });
+                v.call_post = outer;
             },
         )
     }

@@ -195,6 +195,11 @@ pub struct Verifier<'p> {
     /// and the callee's part, the frame around a loop, the state a `join` forgets),
     /// so what the checking side read says nothing of the producing side's heap.
     pub perm_unknown: bool,
+    /// A callee's postcondition is being produced at its call: `old(..)` there is the
+    /// caller's heap before the call, of which the callee saw only what its
+    /// precondition took, so `old(perm(..))` reads an unknown amount (the callee's
+    /// check read its own entry heap).
+    pub call_post: bool,
     /// `if` statements that run inside an enclosing `if`'s join, without a join of
     /// their own (`exec_if_merging`).
     pub flat_ifs: std::collections::HashSet<*const crate::syntax::ast::Stmt>,
@@ -435,6 +440,7 @@ impl<'p> Verifier<'p> {
             read_mode: false,
             no_bounds: false,
             perm_view: None,
+            call_post: false,
             perm_unknown: false,
             path_inputs: 0,
             lazy: true,

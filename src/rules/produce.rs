@@ -356,10 +356,24 @@ impl<'p> Verifier<'p> {
             self.note_heap_size(&s);
             return q(self, s, ());
         }
+        // A whole array's chunk holds its elements, of which an empty array has none:
+        // held above `write`, or twice, it says only that the array is empty (`acc(a[*])
+        // && acc(a[*])` holds of `new int[0]`). Its other facts hold where it is not.
+        let nonempty = match (&c.kind, &c.recv) {
+            (ChunkKind::Array, Some(r)) => Some(Term::lt(Term::int(0), Term::len(r.clone()))),
+            _ => None,
+        };
+        let guarded = |f: Term| match &nonempty {
+            Some(n) => Term::implies(n.clone(), f),
+            None => f,
+        };
         if bounded && !self.no_bounds && constant.is_some_and(|r| r > one) {
-            // A field or element held above `write`: this path is infeasible.
-            self.stats.ledger.pruned += 1;
-            return;
+            let Some(n) = &nonempty else {
+                // A field held above `write`: this path is infeasible.
+                self.stats.ledger.pruned += 1;
+                return;
+            };
+            self.dec.assume_derived(Term::not(n.clone()));
         }
         let above = |a: &Term, b: &Term| match (a.as_rat(), b.as_rat()) {
             (Some(x), Some(y)) => x.checked_add(y).is_none_or(|sum| sum > one),
@@ -374,9 +388,12 @@ impl<'p> Verifier<'p> {
         if let Some((slot, o)) = same {
             let fractional = !c.is_write() || !o.is_write();
             if bounded && !self.no_bounds && above(&o.perm, &pi) {
-                // Two chunks for one location above `write`: this path is infeasible.
-                self.stats.ledger.pruned += 1;
-                return;
+                let Some(n) = &nonempty else {
+                    // Two chunks for one location above `write`: this path is infeasible.
+                    self.stats.ledger.pruned += 1;
+                    return;
+                };
+                self.dec.assume_derived(Term::not(n.clone()));
             }
             if bounded || fractional {
                 let sum = Term::add(o.perm.clone(), pi.clone());
@@ -386,13 +403,13 @@ impl<'p> Verifier<'p> {
                 // and the merged chunk has the new value where the old amount is `none`.
                 let both = Term::and(positive(&o.perm), positive(&pi));
                 let eq = Term::eq(o.value.clone(), c.value.clone());
-                if eq.is_false() && both.is_true() {
+                if eq.is_false() && both.is_true() && nonempty.is_none() {
                     self.stats.ledger.pruned += 1;
                     return;
                 }
-                self.dec.assume_derived(Term::implies(both, eq));
+                self.dec.assume_derived(guarded(Term::implies(both, eq)));
                 if bounded && !self.no_bounds && sum.as_rat().is_none() {
-                    self.dec.assume_derived(Term::le(sum.clone(), Term::write()));
+                    self.dec.assume_derived(guarded(Term::le(sum.clone(), Term::write())));
                 }
                 let kept_built = matches!(o.value.op(), Op::Store | Op::ConstArr(_));
                 let old_held = positive(&o.perm);
@@ -423,21 +440,22 @@ impl<'p> Verifier<'p> {
             for (_, o) in s.heap.of_kind(&c.kind) {
                 let (Some(o_r), Some(r)) = (&o.recv, &r) else { continue };
                 if above(&o.perm, &pi) {
-                    self.dec.assume_derived(Term::ne(o_r.clone(), r.clone()));
+                    self.dec.assume_derived(guarded(Term::ne(o_r.clone(), r.clone())));
                     continue;
                 }
                 let g = Term::eq(o_r.clone(), r.clone());
                 let both = Term::and(positive(&o.perm), positive(&pi));
-                self.dec.assume_derived(Term::implies(
+                self.dec.assume_derived(guarded(Term::implies(
                     Term::and(g.clone(), both),
                     Term::eq(o.value.clone(), c.value.clone()),
-                ));
+                )));
                 others = Term::add(others, Term::ite(g, o.perm.clone(), Term::none()));
             }
             if others.as_rat() != Some(zero) {
-                self.dec.assume_derived(Term::le(Term::add(pi.clone(), others), Term::write()));
+                let sum = Term::add(pi.clone(), others);
+                self.dec.assume_derived(guarded(Term::le(sum, Term::write())));
             } else if constant.is_none() {
-                self.dec.assume_derived(Term::le(pi.clone(), Term::write()));
+                self.dec.assume_derived(guarded(Term::le(pi.clone(), Term::write())));
             }
         } else if !bounded {
             // One instance, one snapshot, when amounts are fractions.
