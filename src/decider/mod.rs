@@ -175,6 +175,9 @@ pub struct Decider {
     /// The instances of each named quantifier in the first query the solver gave up
     /// on (asked again of a context that counts them), most first.
     pub gave_up_on: Option<Vec<(Rc<str>, u64)>>,
+    /// A query of the last `prove` that the solver stopped at its instance limit
+    /// (`z3::MAX_INSTANCES`) without an answer: a failure there is no refutation.
+    capped_query: Option<Term>,
 }
 
 impl Decider {
@@ -217,6 +220,7 @@ impl Decider {
             count_instances: false,
             instances: HashMap::new(),
             gave_up_on: None,
+            capped_query: None,
         };
         // Everything a member assumes lives in frames above this one.
         d.push();
@@ -805,6 +809,7 @@ impl Decider {
     /// Σ ⊢ t ?
     #[track_caller]
     pub fn prove(&mut self, t: &Term) -> Answer {
+        self.capped_query = None;
         if self.known_conjuncts(t) || self.entailed_by_syntax(t) {
             return Answer::Proved;
         }
@@ -911,9 +916,16 @@ impl Decider {
         let mut r = self.backend().check_with(t);
         if r != Sat::Unsat && !self.pending.is_empty() {
             // Not refuted without the axiom instances: ask again with them.
+            let capped = self.backend().capped;
             self.flush_pending();
             self.counters.queries += 1;
             r = self.backend().check_with(t);
+            // A check again after one that stopped at the instance limit makes no
+            // instance (the solver keeps those it made): it stopped there too.
+            self.backend().capped |= capped && r == Sat::Sat;
+        }
+        if r == Sat::Sat && self.backend().capped {
+            self.capped_query = Some(t.clone());
         }
         self.counters.z3_time += start.elapsed();
         if query_log() {
@@ -950,6 +962,22 @@ impl Decider {
             }
         }
         r
+    }
+
+    /// Did the solver stop a query of the last `prove` at its instance limit? Then
+    /// the goal was not refuted but given up on, and the quantifiers it instantiated
+    /// most are counted (once per member) for the report.
+    pub fn gave_up_at_limit(&mut self) -> bool {
+        let Some(t) = self.capped_query.take() else { return false };
+        if self.gave_up_on.is_none() && self.has_quantifiers(&t) {
+            self.gave_up_on = Some(self.instances_of(&t));
+        }
+        if self.stop_when_exhausted {
+            // As at the resource limit: the member's other checks share the facts
+            // that made the loop.
+            self.stopped = true;
+        }
+        true
     }
 
     /// Can the solver instantiate anything in Σ ∪ {t}: a quantifier on the path or in

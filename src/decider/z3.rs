@@ -42,6 +42,12 @@ pub enum Sat {
     Unknown,
 }
 
+/// Quantifier instances per check (Z3's `smt.qi.max_instances`): the programs of the
+/// project's tests need at most a few thousand; a matching loop makes tens of
+/// thousands a second.
+pub const MAX_INSTANCES: u64 = 20_000;
+const MAX_INSTANCES_PARAM: &std::ffi::CStr = c"20000";
+
 /// Index of each variant in the Snap datatype.
 const UNIT: usize = 0;
 const COMBINE: usize = 1;
@@ -160,6 +166,11 @@ impl Interrupt {
 pub struct Backend {
     ctx: Z3_context,
     solver: Z3_solver,
+    /// The last check stopped at the instance limit (`MAX_INSTANCES`) without an
+    /// answer: E-matching, not the solver's resource limit, ended it.
+    pub capped: bool,
+    /// Some quantifier has been translated (E-matching may run).
+    quantified: bool,
     /// Term id → its Z3 form.
     cache: TermMap<u64, Z3_ast>,
     /// Keyed by the whole signature: two programs may declare `C.p` with different sorts.
@@ -334,6 +345,11 @@ impl Backend {
             GLOBAL.call_once(|| {
                 let (k, v) = (c"smt.mbqi", c"false");
                 Z3_global_param_set(k.as_ptr(), v.as_ptr());
+                // At most so many quantifier instances per check: a matching loop
+                // ends as E-matching that found no proof (the query fails) in a
+                // fraction of a second, not at the resource limit seconds later.
+                let (k, v) = (c"smt.qi.max_instances", MAX_INSTANCES_PARAM);
+                Z3_global_param_set(k.as_ptr(), v.as_ptr());
             });
             let cfg = ok(Z3_mk_config(), "a configuration");
             if let Some(p) = &trace {
@@ -377,6 +393,8 @@ impl Backend {
                 // Z3 has opened the log by now: a name no longer needed.
                 trace: trace.map(|p| profile::TraceLog::opened(&p)),
                 other: None,
+                capped: false,
+                quantified: false,
             };
             b.configure_solver();
             b
@@ -1083,6 +1101,7 @@ impl Backend {
         }
         match t.op() {
             Op::Quant(b) => {
+                self.quantified = true;
                 let forall = b.forall;
                 if let Some(q) = self.quantifier(t, forall) {
                     return q;
@@ -1281,6 +1300,12 @@ impl Backend {
         if self.interrupted() {
             return Sat::Unknown;
         }
+        self.capped = false;
+        let counted = if self.has_axioms() || self.quantified {
+            self.stat("quant instantiations")
+        } else {
+            0
+        };
         let r = match unsafe {
             Z3_solver_check_assumptions(
                 self.ctx,
@@ -1294,9 +1319,14 @@ impl Backend {
             // Stopped from outside: Z3 then often names the theory it was in
             // ("incomplete (theory arithmetic)"), which is no answer either.
             _ if self.interrupted() => Sat::Unknown,
-            // E-matching ran out of instances (no model-based instantiation): the
+            // E-matching ran out of instances (no model-based instantiation), or
+            // stopped at `MAX_INSTANCES` (`capped`: a matching loop, most likely): the
             // query is not proved, and nothing timed out (LANGUAGE.md section 13).
-            _ if self.incomplete() => Sat::Sat,
+            _ if self.incomplete() => {
+                let made = self.stat("quant instantiations").saturating_sub(counted);
+                self.capped = made >= MAX_INSTANCES;
+                Sat::Sat
+            }
             _ => Sat::Unknown,
         };
         if let Some(path) = dumped {
@@ -1312,6 +1342,11 @@ impl Backend {
     /// The resource units Z3 has counted in this context so far (its statistic `rlimit
     /// count`; 0 when absent): for the query log.
     pub fn rlimit_count(&self) -> u64 {
+        self.stat("rlimit count")
+    }
+
+    /// The solver's statistic `key` (an unsigned count; 0 when absent).
+    fn stat(&self, key: &str) -> u64 {
         // SAFETY: the statistics object is counted while read.
         unsafe {
             let Some(st) = Z3_solver_get_statistics(self.ctx, self.solver) else { return 0 };
@@ -1320,7 +1355,7 @@ impl Backend {
             for i in 0..Z3_stats_size(self.ctx, st) {
                 let k = Z3_stats_get_key(self.ctx, st, i);
                 if !k.is_null()
-                    && std::ffi::CStr::from_ptr(k).to_bytes() == b"rlimit count"
+                    && std::ffi::CStr::from_ptr(k).to_bytes() == key.as_bytes()
                     && Z3_stats_is_uint(self.ctx, st, i)
                 {
                     n = Z3_stats_get_uint_value(self.ctx, st, i) as u64;

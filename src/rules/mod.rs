@@ -859,6 +859,12 @@ impl<'p> Verifier<'p> {
                 }
                 true
             }
+            // Not refuted: the solver stopped at its instance limit (a matching loop),
+            // which is giving up, as at the resource limit, only sooner.
+            Answer::Refuted if self.dec.gave_up_at_limit() => {
+                self.fail_unknown(state, span);
+                false
+            }
             Answer::Refuted => {
                 let what = what(self);
                 if self.path_inputs > 0 {
