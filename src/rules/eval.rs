@@ -763,10 +763,11 @@ impl<'p> Verifier<'p> {
             // A call through an interface runs whichever class's method the object
             // has, declared anywhere: declaration order says nothing (section 10).
             let earlier = target < caller && !v.info.in_interface(target);
-            // Declaration order and measures do not combine: `f -> g` by order and
-            // `g -> f` by a measure that goes down is `f(0) -> g(1) -> f(0)`. In a group
-            // where some method declares `decreases`, a call to an earlier method of
-            // the group counts when the measure does not go up.
+            // Rules (1)-(3) and measures do not combine: `f -> g` by order (or on a
+            // smaller heap) and `g -> f` by a measure that goes down (closing what `f`
+            // needs, the heap grows back) is `f(0) -> g(1) -> f(0)`. In a group where
+            // some method declares `decreases`, a call passing rules (1)-(3) counts
+            // when the measure does not go up.
             let same_group = v.info.same_group(caller, target);
             let measured = same_group && v.group_measured(caller);
             let smaller = v.leaves_chunk(&s.heap, &rest.heap);
@@ -774,7 +775,8 @@ impl<'p> Verifier<'p> {
             // an instance opened around the call (a predicate that holds only itself
             // gives none).
             let opening = openings.iter().any(|o| proper_part(&snap, o));
-            if !(closed_nothing && ((earlier && !measured) || smaller || opening)) {
+            let plain = closed_nothing && (earlier || smaller || opening);
+            if !plain || measured {
                 // Rule (4) (LANGUAGE.md section 15): both declare `decreases`, they
                 // call each other, and the measure goes down, staying non-negative.
                 let decreases =
@@ -798,7 +800,7 @@ impl<'p> Verifier<'p> {
                     let why = format!("`{name}`, which implements it, declares no `decreases`");
                     return v.fail_measure(s, e, target, &why);
                 }
-                let non_strict = closed_nothing && earlier;
+                let non_strict = plain;
                 match (decreases(caller), decreases(target)) {
                     (Some(dc), Some(_)) if same_group => {
                         let snap = snap.clone();
@@ -849,7 +851,7 @@ impl<'p> Verifier<'p> {
                     }
                     _ => {}
                 }
-                v.fail_termination(s, e, target, earlier && measured);
+                v.fail_termination(s, e, target, plain && measured);
                 return;
             }
         }
@@ -992,12 +994,17 @@ impl<'p> Verifier<'p> {
 
     fn fail_termination(&mut self, s: &State, e: &Expr, target: MemberRef, measured: bool) {
         let name = self.info.member_names.get(&target).cloned().unwrap_or_default();
-        let order = if measured {
-            "it is declared earlier, but in a recursion group where a method declares `decreases` that counts only when both declare one and the measure does not go up"
-        } else if self.info.in_interface(target) {
-            "it is called through an interface (whose implementations may be declared anywhere, so declaration order does not count)"
+        let why = if measured {
+            "it is in a recursion group where a method declares `decreases`, in which declaration order, a smaller heap or an opening count only when both methods declare one and the measure does not go up".to_string()
         } else {
-            "it is not declared earlier"
+            let order = if self.info.in_interface(target) {
+                "it is called through an interface (whose implementations may be declared anywhere, so declaration order does not count)"
+            } else {
+                "it is not declared earlier"
+            };
+            format!(
+                "{order}, its precondition leaves no chunk behind, and it is not inside an `opening` (or consuming its precondition had to close a predicate)"
+            )
         };
         let save = self.nest.mode;
         self.nest.mode = Mode::Stmt;
@@ -1005,9 +1012,7 @@ impl<'p> Verifier<'p> {
             s,
             e.span,
             "termination.unproven",
-            format!(
-                "cannot prove that the call of `{name}` terminates: {order}, its precondition leaves no chunk behind, and it is not inside an `opening` (or consuming its precondition had to close a predicate)"
-            ),
+            format!("cannot prove that the call of `{name}` terminates: {why}"),
         );
         self.nest.mode = save;
     }
