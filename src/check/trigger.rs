@@ -280,16 +280,28 @@ fn infer(
 }
 
 /// Is `o` `i + c`, `c + i` or `i - c` for a bound `i` of `vars` and `c` without bound
-/// variables? Returns `i`.
+/// variables, written in any grouping (`y + i - x` is `i + (y - x)`)? Returns `i`.
 fn offset_of(o: &Expr, vars: &[String]) -> Option<String> {
-    let ExprKind::Binary { op, l, r } = &o.kind else { return None };
-    match op {
-        BinOp::Add | BinOp::Sub if is_var(l, vars) && mentions(r, vars).is_empty() => {
-            mentions(l, vars).pop()
+    /// `o` is `i` plus or minus terms free of bound variables, `i` added.
+    fn added(o: &Expr, vars: &[String], depth: u32) -> Option<String> {
+        if is_var(o, vars) {
+            return mentions(o, vars).pop();
         }
-        BinOp::Add if is_var(r, vars) && mentions(l, vars).is_empty() => mentions(r, vars).pop(),
-        _ => None,
+        if depth > 16 {
+            return None;
+        }
+        let ExprKind::Binary { op, l, r } = &o.kind else { return None };
+        let free = |e: &Expr| mentions(e, vars).is_empty();
+        match op {
+            BinOp::Add | BinOp::Sub if free(r) => added(l, vars, depth + 1),
+            BinOp::Add if free(l) => added(r, vars, depth + 1),
+            _ => None,
+        }
     }
+    if is_var(o, vars) {
+        return None;
+    }
+    added(o, vars, 0)
 }
 
 /// Step 5: the first operand `i + c` of a trigger-term head in `body` whose `i` is not
