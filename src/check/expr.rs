@@ -1499,7 +1499,6 @@ fn qp_shape(q: &Quant) -> Result<(), String> {
                 | ExprKind::Old(_)
                 | ExprKind::Opening { .. }
                 | ExprKind::Using { .. }
-                | ExprKind::SeqIndex { .. }
         ) && mentions(x, i)
     });
     if heap_read_with_i {
