@@ -946,6 +946,11 @@ impl<'p> Verifier<'p> {
             if !untouched {
                 return true;
             }
+            // An array chunk left over counts when it provably holds an element (an
+            // empty array's `acc(a[*])` is no location).
+            if c.kind == ChunkKind::Array && !self.nonempty(&c.covers(&Chunk::index())) {
+                continue;
+            }
             let apart =
                 read.iter().filter(|r| r.kind == c.kind).all(|r| self.provably_apart(&c, r));
             if apart {

@@ -260,6 +260,8 @@ impl<'p> Verifier<'p> {
         };
         let k = self.fresh("k", Sort::Int);
         let mut able = vec![];
+        // Read mode: every index of `c` is held (none when the range is empty).
+        let mut read = false;
         if self.read_mode {
             // Some positive amount at every index of `c`.
             let sum = slots.iter().fold(Term::none(), |acc, sl| {
@@ -268,7 +270,10 @@ impl<'p> Verifier<'p> {
             });
             let goal = Term::implies(at(&c, &k), Term::lt(Term::none(), sum));
             match self.dec.prove(&goal) {
-                Answer::Proved => able = slots.clone(),
+                Answer::Proved => {
+                    able = slots.clone();
+                    read = true;
+                }
                 Answer::Unknown => return self.fail_unknown(&s, a.span),
                 Answer::Refuted if !h2.identical(&s.heap) => {
                     // Elements an earlier conjunct read (`acc(a[i]) && acc(b[i])` with
@@ -321,9 +326,14 @@ impl<'p> Verifier<'p> {
                 }
             };
         }
-        if able.is_empty() {
+        if able.is_empty() && !read {
             let what = self.missing_elements(&s, a, &pi);
             return self.fail(&s, a.span, "insufficient.permission", what);
+        }
+        if able.is_empty() {
+            // An empty range read from nothing: the callee holds a chunk the caller
+            // did not (termination may not count on the heap getting smaller).
+            self.closes += 1;
         }
         // Take disjointly: chunk j gives where c holds and no earlier chunk covered.
         // Conditions that are bounds on the index stay bounds (`[0, n)` without `[0, 1)`
@@ -514,7 +524,7 @@ impl<'p> Verifier<'p> {
     }
 
     /// Does some index satisfy `c` provably? Tried at the bounds `c`'s comparisons name.
-    fn nonempty(&mut self, c: &Term) -> bool {
+    pub(crate) fn nonempty(&mut self, c: &Term) -> bool {
         let i = Chunk::index();
         let mut cands = vec![];
         let mut stack = vec![c.clone()];
