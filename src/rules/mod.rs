@@ -896,6 +896,44 @@ impl<'p> Verifier<'p> {
     /// quantifier would meet the applications' definitions only as quantified axioms,
     /// which a recursive method (`itemAt`, recursing into `next`) does not have.
     fn unfold_universal_goal(&mut self, goal: &Term) -> Option<Term> {
+        self.unfold_positive(goal, 0)
+    }
+
+    /// `goal` with each such application in a positive position (a conjunct, a
+    /// disjunct, a consequent, a branch of `?:`) unfolded at fresh symbols of its own:
+    /// what the others say names none of them, so proving it proves `goal`.
+    fn unfold_positive(&mut self, goal: &Term, depth: u32) -> Option<Term> {
+        if depth > 32 {
+            return None;
+        }
+        let positive: Vec<usize> = match goal.op() {
+            Op::And | Op::Or => (0..goal.args().len()).collect(),
+            Op::Implies => vec![1],
+            Op::Ite => vec![1, 2],
+            Op::App(_) => return self.unfold_application(goal),
+            _ => return None,
+        };
+        let mut args = goal.args().to_vec();
+        let mut any = false;
+        for i in positive {
+            if let Some(a) = self.unfold_positive(&args[i], depth + 1) {
+                args[i] = a;
+                any = true;
+            }
+        }
+        if !any {
+            return None;
+        }
+        Some(match goal.op() {
+            Op::And => Term::and_all(args),
+            Op::Or => Term::or_all(args),
+            Op::Implies => Term::implies(args[0].clone(), args[1].clone()),
+            _ => Term::ite(args[0].clone(), args[1].clone(), args[2].clone()),
+        })
+    }
+
+    /// The application `goal` unfolded at fresh symbols (see `unfold_universal_goal`).
+    fn unfold_application(&mut self, goal: &Term) -> Option<Term> {
         let q = self.dec.quantifier_of(goal, true)?;
         let (vars, _, body) = q.quant_parts();
         let mut map = TermMap::default();
