@@ -454,25 +454,6 @@ impl Decider {
         if depth > 64 {
             return None;
         }
-        let rebuilt = |positive: &[usize], facts: &mut Vec<Term>| -> Option<Term> {
-            let mut args = goal.args().to_vec();
-            let mut any = false;
-            for &i in positive {
-                if let Some(a) = self.skolemized_goal(&args[i], facts, depth + 1) {
-                    args[i] = a;
-                    any = true;
-                }
-            }
-            if !any {
-                return None;
-            }
-            Some(match goal.op() {
-                Op::And => Term::and_all(args),
-                Op::Or => Term::or_all(args),
-                Op::Implies => Term::implies(args[0].clone(), args[1].clone()),
-                _ => Term::ite(args[0].clone(), args[1].clone(), args[2].clone()),
-            })
-        };
         match goal.op() {
             Op::Quant(b) if b.forall => {
                 let instance = self.goal_instances.get(goal)?;
@@ -480,10 +461,7 @@ impl Decider {
                 let body = &instance.0;
                 Some(self.skolemized_goal(body, facts, depth + 1).unwrap_or_else(|| body.clone()))
             }
-            Op::And | Op::Or => rebuilt(&(0..goal.args().len()).collect::<Vec<_>>(), facts),
-            Op::Implies => rebuilt(&[1], facts),
-            Op::Ite => rebuilt(&[1, 2], facts),
-            _ => None,
+            _ => goal.rebuild_positive(|a| self.skolemized_goal(a, facts, depth + 1)),
         }
     }
 

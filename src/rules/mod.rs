@@ -906,30 +906,10 @@ impl<'p> Verifier<'p> {
         if depth > 32 {
             return None;
         }
-        let positive: Vec<usize> = match goal.op() {
-            Op::And | Op::Or => (0..goal.args().len()).collect(),
-            Op::Implies => vec![1],
-            Op::Ite => vec![1, 2],
-            Op::App(_) => return self.unfold_application(goal),
-            _ => return None,
-        };
-        let mut args = goal.args().to_vec();
-        let mut any = false;
-        for i in positive {
-            if let Some(a) = self.unfold_positive(&args[i], depth + 1) {
-                args[i] = a;
-                any = true;
-            }
+        if let Op::App(_) = goal.op() {
+            return self.unfold_application(goal);
         }
-        if !any {
-            return None;
-        }
-        Some(match goal.op() {
-            Op::And => Term::and_all(args),
-            Op::Or => Term::or_all(args),
-            Op::Implies => Term::implies(args[0].clone(), args[1].clone()),
-            _ => Term::ite(args[0].clone(), args[1].clone(), args[2].clone()),
-        })
+        goal.rebuild_positive(|a| self.unfold_positive(a, depth + 1))
     }
 
     /// The application `goal` unfolded at fresh symbols (see `unfold_universal_goal`).

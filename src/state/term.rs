@@ -610,6 +610,36 @@ impl Term {
     pub fn and(a: Term, b: Term) -> Term {
         Term::and_all(vec![a, b])
     }
+    /// `self` (a Boolean skeleton) with each argument in a positive position (a
+    /// conjunct, a disjunct, an implication's consequent, a branch of `?:`) replaced by
+    /// `f`'s answer where it gives one; `None` when it gives none, or `self` is not
+    /// such a connective.
+    pub fn rebuild_positive(&self, mut f: impl FnMut(&Term) -> Option<Term>) -> Option<Term> {
+        let positive: Vec<usize> = match self.op() {
+            Op::And | Op::Or => (0..self.args().len()).collect(),
+            Op::Implies => vec![1],
+            Op::Ite => vec![1, 2],
+            _ => return None,
+        };
+        let mut args = self.args().to_vec();
+        let mut any = false;
+        for i in positive {
+            if let Some(a) = f(&args[i]) {
+                args[i] = a;
+                any = true;
+            }
+        }
+        if !any {
+            return None;
+        }
+        Some(match self.op() {
+            Op::And => Term::and_all(args),
+            Op::Or => Term::or_all(args),
+            Op::Implies => Term::implies(args[0].clone(), args[1].clone()),
+            _ => Term::ite(args[0].clone(), args[1].clone(), args[2].clone()),
+        })
+    }
+
     pub fn and_all(ts: Vec<Term>) -> Term {
         let mut out: Vec<Term> = Vec::with_capacity(ts.len());
         for t in ts {
