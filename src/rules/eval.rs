@@ -754,6 +754,19 @@ impl<'p> Verifier<'p> {
         q: Q<'_, 'p, PureCall>,
     ) {
         let v = self;
+        if let Some(group) = v.measuring
+            && v.info.same_group(group, target)
+        {
+            // A measure that calls a method of the group it measures would need the
+            // group's termination to be defined (and its evaluation here would check
+            // this call again, without end).
+            return v.fail_measure(
+                s,
+                e,
+                target,
+                "a `decreases` measure may not call a method of the recursion group it measures",
+            );
+        }
         if let Some(caller) = termination {
             // The paper's 3.6 measure (heap size, derivation depth, position) holds
             // only when the consume closed nothing: an inferred close raises the
@@ -805,7 +818,8 @@ impl<'p> Verifier<'p> {
                     (Some(dc), Some(_)) if same_group => {
                         let snap = snap.clone();
                         let recv = recv.clone();
-                        return v.eval(s.clone(), dc, &|v, _, tc| {
+                        let outer = v.measuring.replace(caller);
+                        v.eval(s.clone(), dc, &|v, _, tc| {
                             v.measures_at_call(s, &targets, recv.as_ref(), args, 0, &|v, ts| {
                                 let mut checks = vec![];
                                 if !non_strict {
@@ -835,6 +849,7 @@ impl<'p> Verifier<'p> {
                                         return v.fail_measure(s, e, target, &why);
                                     }
                                 }
+                                let inner = std::mem::replace(&mut v.measuring, outer);
                                 v.pure_call_finish(
                                     s,
                                     snap.clone(),
@@ -846,8 +861,11 @@ impl<'p> Verifier<'p> {
                                     termination,
                                     q,
                                 );
+                                v.measuring = inner;
                             })
                         });
+                        v.measuring = outer;
+                        return;
                     }
                     _ => {}
                 }
@@ -943,11 +961,16 @@ impl<'p> Verifier<'p> {
         let left: Vec<(bool, Chunk)> =
             after.slots().map(|(sl, c)| (before.contains(&sl), c.clone())).collect();
         for (untouched, c) in left {
+            // A chunk left over counts when it provably holds something: a positive
+            // amount (`acc(x, p)` with `p` possibly `none` holds nothing), and for an
+            // array, an element (an empty array's `acc(a[*])` is no location).
+            let held = Term::lt(Term::none(), c.perm.clone());
+            if !held.is_true() && self.dec.prove(&held) != crate::decider::Answer::Proved {
+                continue;
+            }
             if !untouched {
                 return true;
             }
-            // An array chunk left over counts when it provably holds an element (an
-            // empty array's `acc(a[*])` is no location).
             if c.kind == ChunkKind::Array && !self.nonempty(&c.covers(&Chunk::index())) {
                 continue;
             }

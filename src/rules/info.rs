@@ -500,7 +500,8 @@ fn pure_deps(prog: &Program, info: &Info, f: MemberRef) -> Vec<MemberRef> {
     while let Some(m) = todo.pop() {
         let mem = &prog.classes[m.class].members[m.member];
         let mut calls = vec![];
-        for e in mem.requires.iter().chain(&mem.ensures) {
+        // A measure's calls too: a measure that calls back into the group is circular.
+        for e in mem.requires.iter().chain(&mem.ensures).chain(&mem.decreases) {
             calls_in(e, &mut calls);
         }
         if let Body::Return(e) = &mem.body {

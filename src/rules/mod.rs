@@ -200,6 +200,9 @@ pub struct Verifier<'p> {
     /// precondition took, so `old(perm(..))` reads an unknown amount (the callee's
     /// check read its own entry heap).
     pub call_post: bool,
+    /// A termination measure of this recursion group is being evaluated (at a call in
+    /// a pure body): a call into the group there is circular.
+    pub measuring: Option<crate::syntax::ast::MemberRef>,
     /// `if` statements that run inside an enclosing `if`'s join, without a join of
     /// their own (`exec_if_merging`).
     pub flat_ifs: std::collections::HashSet<*const crate::syntax::ast::Stmt>,
@@ -441,6 +444,7 @@ impl<'p> Verifier<'p> {
             no_bounds: false,
             perm_view: None,
             call_post: false,
+            measuring: None,
             perm_unknown: false,
             path_inputs: 0,
             lazy: true,
