@@ -533,7 +533,7 @@ impl Decider {
     /// `allPos(s, r) = ∀ i :: ..`).
     pub fn quantifier_of(&self, goal: &Term, forall: bool) -> Option<Term> {
         use crate::state::term::Op;
-        let is_exists = |t: &Term| matches!(t.op(), Op::Quant(b) if b.forall == forall);
+        let wanted = |t: &Term| matches!(t.op(), Op::Quant(b) if b.forall == forall);
         if !matches!(goal.op(), Op::App(_)) {
             return None;
         }
@@ -543,9 +543,9 @@ impl Decider {
                 return None;
             }
             let (a, b) = (&t.args()[0], &t.args()[1]);
-            if a == goal && is_exists(b) {
+            if a == goal && wanted(b) {
                 Some(b.clone())
-            } else if b == goal && is_exists(a) {
+            } else if b == goal && wanted(a) {
                 Some(a.clone())
             } else {
                 None

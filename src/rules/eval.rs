@@ -782,7 +782,7 @@ impl<'p> Verifier<'p> {
             // some method declares `decreases`, a call passing rules (1)-(3) counts
             // when the measure does not go up.
             let same_group = v.info.same_group(caller, target);
-            let measured = same_group && v.group_measured(caller);
+            let measured = same_group && v.info.group_measured(caller);
             let smaller = v.leaves_chunk(&s.heap, &rest.heap);
             // Rule (3), read strictly: the precondition's snapshot is a proper part of
             // an instance opened around the call (a predicate that holds only itself
@@ -813,7 +813,6 @@ impl<'p> Verifier<'p> {
                     let why = format!("`{name}`, which implements it, declares no `decreases`");
                     return v.fail_measure(s, e, target, &why);
                 }
-                let non_strict = plain;
                 match (decreases(caller), decreases(target)) {
                     (Some(dc), Some(_)) if same_group => {
                         let snap = snap.clone();
@@ -822,7 +821,7 @@ impl<'p> Verifier<'p> {
                         v.eval(s.clone(), dc, &|v, _, tc| {
                             v.measures_at_call(s, &targets, recv.as_ref(), args, 0, &|v, ts| {
                                 let mut checks = vec![];
-                                if !non_strict {
+                                if !plain {
                                     let why = "the measure may be negative".to_string();
                                     checks.push((Term::le(Term::int(0), tc.clone()), why));
                                 }
@@ -836,7 +835,7 @@ impl<'p> Verifier<'p> {
                                             n.unwrap_or_default()
                                         )
                                     };
-                                    checks.push(if non_strict {
+                                    checks.push(if plain {
                                         let why = format!("{whose} may go up");
                                         (Term::le(tt.clone(), tc.clone()), why)
                                     } else {
@@ -874,16 +873,6 @@ impl<'p> Verifier<'p> {
             }
         }
         v.pure_call_finish(s, snap, target, recv, args, e, explicit, termination, q)
-    }
-
-    /// Does a method of `r`'s recursion group declare `decreases`?
-    fn group_measured(&self, r: MemberRef) -> bool {
-        self.prog.classes.iter().enumerate().any(|(c, class)| {
-            class.members.iter().enumerate().any(|(m, member)| {
-                !member.decreases.is_empty()
-                    && self.info.same_group(r, MemberRef { class: c, member: m })
-            })
-        })
     }
 
     /// The measures of `targets[k..]` at a call with receiver `recv` and arguments

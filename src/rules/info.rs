@@ -63,6 +63,8 @@ pub struct Info {
     pub recursive: HashSet<MemberRef>,
     /// The strongly connected component of each pure method in `deps`.
     pub group: HashMap<MemberRef, usize>,
+    /// The components in which some method declares `decreases`.
+    measured: HashSet<usize>,
     /// Pure-method definitions translated so far for this program (with and without
     /// inference), shared by the members verified with this `Info`: each is translated
     /// on a solver of its own, so it is the same whichever member asked first.
@@ -168,6 +170,7 @@ impl Info {
                 .collect(),
             recursive: HashSet::new(),
             group: HashMap::new(),
+            measured: HashSet::new(),
             defs: Default::default(),
             defs_partial: std::cell::Cell::new(false),
             func_order: Vec::new(),
@@ -230,6 +233,14 @@ impl Info {
         let mut group_size: HashMap<usize, usize> = HashMap::new();
         for g in info.group.values() {
             *group_size.entry(*g).or_default() += 1;
+        }
+        for f in &funcs {
+            let member = &prog.classes[f.class].members[f.member];
+            if !member.decreases.is_empty()
+                && let Some(g) = info.group.get(f)
+            {
+                info.measured.insert(*g);
+            }
         }
         for f in funcs {
             let self_call = info.deps.get(&f).is_some_and(|d| d.contains(&f));
@@ -329,6 +340,11 @@ impl Info {
 
     /// Are `a` and `b` the same pure method or mutually recursive (each reaches the
     /// other through `deps`: one strongly connected component)?
+    /// Does a method of `r`'s recursion group declare `decreases`?
+    pub fn group_measured(&self, r: MemberRef) -> bool {
+        self.group.get(&r).is_some_and(|g| self.measured.contains(g))
+    }
+
     pub fn same_group(&self, a: MemberRef, b: MemberRef) -> bool {
         a == b || self.group.get(&a).is_some_and(|g| self.group.get(&b) == Some(g))
     }

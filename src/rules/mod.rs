@@ -832,7 +832,12 @@ impl<'p> Verifier<'p> {
             return true;
         }
         let mut answer = self.dec.prove(goal);
-        if answer != Answer::Proved
+        // Not refuted but given up on at the instance limit (a matching loop): giving
+        // up, as at the resource limit, only sooner; asked of the decider before
+        // anything else is proved (it answers for the last `prove`).
+        let capped = answer == Answer::Refuted && self.dec.gave_up_at_limit();
+        if answer == Answer::Refuted
+            && !capped
             && let Some(unfolded) = self.unfold_universal_goal(goal)
             && self.dec.prove(&unfolded) == Answer::Proved
         {
@@ -863,9 +868,7 @@ impl<'p> Verifier<'p> {
                 }
                 true
             }
-            // Not refuted: the solver stopped at its instance limit (a matching loop),
-            // which is giving up, as at the resource limit, only sooner.
-            Answer::Refuted if self.dec.gave_up_at_limit() => {
+            Answer::Refuted if capped => {
                 self.fail_unknown(state, span);
                 false
             }

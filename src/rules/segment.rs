@@ -326,11 +326,11 @@ impl<'p> Verifier<'p> {
                 }
             };
         }
-        if able.is_empty() && !read {
-            let what = self.missing_elements(&s, a, &pi);
-            return self.fail(&s, a.span, "insufficient.permission", what);
-        }
         if able.is_empty() {
+            if !read {
+                let what = self.missing_elements(&s, a, &pi);
+                return self.fail(&s, a.span, "insufficient.permission", what);
+            }
             // An empty range read from nothing: the callee holds a chunk the caller
             // did not (termination may not count on the heap getting smaller).
             self.closes += 1;
