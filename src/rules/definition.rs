@@ -400,19 +400,24 @@ impl<'p> Verifier<'p> {
     /// derived fact (a snapshot's shape, an opened predicate's fact), the axiom
     /// `what came before ⇒ fact`, which holds of an application whose precondition's
     /// chunks are held (`Definition::derived`). Axiom entries hold anyway and are
-    /// skipped.
+    /// skipped. The derived facts before one are left out of its guard: each is the
+    /// conclusion of an axiom of the same list, always instantiated with it, whose
+    /// guard is part of this one, so the axioms say the same (by induction along the
+    /// list) with guards that grow linearly, not quadratically (a list predicate's
+    /// nested snapshot shapes: each guard repeated every shape before it).
     fn guard_between(&self, from: usize, to: usize) -> (Vec<Term>, Term) {
         let entries = self.dec.entries_since(from);
         let n = to.saturating_sub(from).min(entries.len());
         let mut so_far = vec![];
+        let mut underived = vec![];
         let mut derived = vec![];
         for e in &entries[..n] {
             match e.kind {
                 crate::decider::Kind::Axiom | crate::decider::Kind::Definition => continue,
                 crate::decider::Kind::Derived => {
-                    derived.push(Term::implies(Term::and_all(so_far.clone()), e.term.clone()))
+                    derived.push(Term::implies(Term::and_all(underived.clone()), e.term.clone()))
                 }
-                _ => {}
+                _ => underived.push(e.term.clone()),
             }
             so_far.push(e.term.clone());
         }
