@@ -260,15 +260,15 @@ impl<'p> Verifier<'p> {
                     v.dec.assume(Term::ne(t.clone(), Term::null()));
                 }
                 v.produce_all(start.clone(), snap.clone(), &m.requires, &|v, s, ()| {
-                    v.termination = Some(p);
-                    v.eval(s, body, &|v, _s, value| {
-                        let (derived, _) = v.guard_between(base, v.dec.mark());
-                        let guard = v.body_guard(base, v.dec.mark());
-                        let eq = Term::eq(app.clone(), value);
-                        add(&derived_axioms, derived);
-                        add(&body_axioms, vec![Term::implies(guard, eq)]);
+                    v.with_entry_measure(p, s, &|v, s, ()| {
+                        v.eval(s, body, &|v, _s, value| {
+                            let (derived, _) = v.guard_between(base, v.dec.mark());
+                            let guard = v.body_guard(base, v.dec.mark());
+                            let eq = Term::eq(app.clone(), value);
+                            add(&derived_axioms, derived);
+                            add(&body_axioms, vec![Term::implies(guard, eq)]);
+                        });
                     });
-                    v.termination = None;
                 });
             });
         }

@@ -783,12 +783,22 @@ impl<'p> Verifier<'p> {
             // when the measure does not go up.
             let same_group = v.info.same_group(caller, target);
             let measured = same_group && v.info.group_measured(caller);
-            let smaller = v.leaves_chunk(&s.heap, &rest.heap);
+            // Not when the callee reads an instance opened (in part) around the call:
+            // what the opening left beside it is that instance's own body
+            // (`opening acc(P(), 1/2) in f()` leaves `acc(x, 1/2)` of `P`'s body, and
+            // `f` reads `P` again: halving for ever).
+            let smaller = !v.reads_opened(&s.heap, &rest.heap, openings)
+                && v.leaves_chunk(&s.heap, &rest.heap);
             // Rule (3), read strictly: the precondition's snapshot is a proper part of
             // an instance opened around the call (a predicate that holds only itself
             // gives none).
             let opening = openings.iter().any(|o| proper_part(&snap, o));
-            let plain = closed_nothing && (earlier || smaller || opening);
+            // A close counts against rules (1)-(3) only in the caller's recursion
+            // group: a call out of it is on no cycle (the groups follow every call
+            // that evaluating a member can make: its contracts' and measure's, and
+            // those of the bodies of the predicates it may open or close, families
+            // included), so the rules hold there as section 8 states them.
+            let plain = (closed_nothing || !same_group) && (earlier || smaller || opening);
             if !plain || measured {
                 // Rule (4) (LANGUAGE.md section 15): both declare `decreases`, they
                 // call each other, and the measure goes down, staying non-negative.
@@ -818,31 +828,57 @@ impl<'p> Verifier<'p> {
                         let snap = snap.clone();
                         let recv = recv.clone();
                         let outer = v.measuring.replace(caller);
-                        v.eval(s.clone(), dc, &|v, _, tc| {
-                            v.measures_at_call(s, &targets, recv.as_ref(), args, 0, &|v, ts| {
+                        // The goal for a callee's measure `tt`, where the caller's is `tc`.
+                        let goal = |v: &Verifier<'p>, t: MemberRef, tt: &Term, tc: &Term| {
+                            let whose = if t == target {
+                                "the measure".to_string()
+                            } else {
+                                let n = v.info.member_names.get(&t).cloned();
+                                format!(
+                                    "the measure of `{}`, which implements it,",
+                                    n.unwrap_or_default()
+                                )
+                            };
+                            if plain {
+                                (Term::le(tt.clone(), tc.clone()), format!("{whose} may go up"))
+                            } else {
+                                let why = format!("{whose} may not decrease");
+                                (Term::lt(tt.clone(), tc.clone()), why)
+                            }
+                        };
+                        let at_call = |v: &mut Verifier<'p>, tc: Term| {
+                            // Each implementation's measure where the object is of its
+                            // class, in a frame of its own: what evaluating it assumes
+                            // (its `this.valid()` opened as that class's body) holds of
+                            // that class's objects only, and stays off the path.
+                            for &t in &targets[1..] {
+                                let passed = std::cell::Cell::new(true);
+                                v.in_frame(|v| {
+                                    if let Some(r) = &recv {
+                                        v.dec.assume(Term::ne(r.clone(), Term::null()));
+                                        v.dec.assume(v.is_class(r, t.class));
+                                    }
+                                    v.measure_at_call(s, t, recv.as_ref(), args, &|v, tt| {
+                                        let (g, why) = goal(v, t, &tt, &tc);
+                                        if passed.get()
+                                            && v.dec.prove(&g) != crate::decider::Answer::Proved
+                                        {
+                                            passed.set(false);
+                                            v.fail_measure(s, e, target, &why);
+                                        }
+                                    });
+                                });
+                                if !passed.get() {
+                                    return;
+                                }
+                            }
+                            v.measure_at_call(s, target, recv.as_ref(), args, &|v, tt| {
                                 let mut checks = vec![];
                                 if !plain {
                                     let why = "the measure may be negative".to_string();
                                     checks.push((Term::le(Term::int(0), tc.clone()), why));
                                 }
-                                for (t, tt) in targets.iter().zip(ts) {
-                                    let whose = if *t == target {
-                                        "the measure".to_string()
-                                    } else {
-                                        let n = v.info.member_names.get(t).cloned();
-                                        format!(
-                                            "the measure of `{}`, which implements it,",
-                                            n.unwrap_or_default()
-                                        )
-                                    };
-                                    checks.push(if plain {
-                                        let why = format!("{whose} may go up");
-                                        (Term::le(tt.clone(), tc.clone()), why)
-                                    } else {
-                                        let why = format!("{whose} may not decrease");
-                                        (Term::lt(tt.clone(), tc.clone()), why)
-                                    });
-                                }
+                                checks.push(goal(v, target, &tt, &tc));
                                 for (goal, why) in checks {
                                     if v.dec.prove(&goal) != crate::decider::Answer::Proved {
                                         return v.fail_measure(s, e, target, &why);
@@ -862,7 +898,13 @@ impl<'p> Verifier<'p> {
                                 );
                                 v.measuring = inner;
                             })
-                        });
+                        };
+                        // The caller's measure as on entry (when its body is being
+                        // checked; else at the call).
+                        match v.entry_measure.clone() {
+                            Some(tc) => at_call(v, tc),
+                            None => v.eval(s.clone(), dc, &|v, _, tc| at_call(v, tc)),
+                        }
                         v.measuring = outer;
                         return;
                     }
@@ -875,18 +917,16 @@ impl<'p> Verifier<'p> {
         v.pure_call_finish(s, snap, target, recv, args, e, explicit, termination, q)
     }
 
-    /// The measures of `targets[k..]` at a call with receiver `recv` and arguments
-    /// `args` (each method's own parameter names), then `q` with all of them.
-    fn measures_at_call(
+    /// The measure of `t` at a call with receiver `recv` and arguments `args` (the
+    /// method's own parameter names), then `q` with it.
+    fn measure_at_call(
         &mut self,
         s: &State,
-        targets: &[MemberRef],
+        t: MemberRef,
         recv: Option<&Term>,
         args: &[Term],
-        k: usize,
-        q: &dyn Fn(&mut Verifier<'p>, Vec<Term>),
+        q: &dyn Fn(&mut Verifier<'p>, Term),
     ) {
-        let Some(&t) = targets.get(k) else { return q(self, vec![]) };
         let callee = &self.prog.classes[t.class].members[t.member];
         let Some(dt) = callee.decreases.first() else { return };
         let mut at_call = s.clone();
@@ -897,12 +937,7 @@ impl<'p> Verifier<'p> {
         for (p, a) in callee.params.iter().zip(args) {
             at_call.set(&p.name.name, a.clone());
         }
-        self.eval(at_call, dt, &|v, _, tt| {
-            v.measures_at_call(s, targets, recv, args, k + 1, &|v, mut rest| {
-                rest.insert(0, tt.clone());
-                q(v, rest)
-            })
-        })
+        self.eval(at_call, dt, &|v, _, tt| q(v, tt))
     }
 
     /// The rest of a pure call once its termination is settled: the application and
@@ -970,6 +1005,16 @@ impl<'p> Verifier<'p> {
             }
         }
         false
+    }
+
+    /// Does a call whose precondition was read from `before` (leaving `after`) read a
+    /// predicate instance opened around it, `openings` (one snapshot per instance)?
+    fn reads_opened(&self, before: &Heap, after: &Heap, openings: &[Term]) -> bool {
+        before.slots().any(|(sl, c)| {
+            !after.contains(&sl)
+                && matches!(c.kind, ChunkKind::Pred(..))
+                && openings.contains(&c.value)
+        })
     }
 
     /// Are two chunks of one kind provably of different locations?

@@ -218,6 +218,7 @@ impl Info {
             collect_provided(prog, &info, *p, &mut seen, &mut out);
             info.provides.insert(*p, out);
         }
+        info.interfaces(prog);
         let funcs: Vec<MemberRef> = info.funcs.keys().copied().collect();
         for f in &funcs {
             let d = pure_deps(prog, &info, *f);
@@ -225,7 +226,7 @@ impl Info {
         }
         // Dispatch makes an interface's pure method depend on its implementations
         // (before the recursion groups: `I.q -> C.q -> I.q` is recursion).
-        info.interfaces(prog);
+        info.dispatch_deps();
         let mut order = funcs.clone();
         order.sort();
         info.group = components(&info.deps, &order);
@@ -308,7 +309,10 @@ impl Info {
             self.family.insert(p, rep);
             self.family_member.insert((rep, p.class), p);
         }
-        // An interface pure method's definition mentions its implementations.
+    }
+
+    /// An interface pure method's definition mentions its implementations.
+    fn dispatch_deps(&mut self) {
         for (i, impls) in &self.implemented_by {
             if self.funcs.contains_key(i) {
                 let d = self.deps.entry(*i).or_default();
@@ -530,7 +534,17 @@ fn pure_deps(prog: &Program, info: &Info, f: MemberRef) -> Vec<MemberRef> {
             if info.funcs.contains_key(&c) {
                 out.push(c);
             } else if info.preds.contains_key(&c) {
-                todo.push(c);
+                // Opening or closing an instance of a family runs the body of the
+                // object's class: every member of the family.
+                let family = info.family_of(c);
+                let mut members: Vec<MemberRef> =
+                    info.preds.keys().copied().filter(|&p| info.family_of(p) == family).collect();
+                members.sort();
+                for p in members {
+                    if p == c || seen.insert(p) {
+                        todo.push(p);
+                    }
+                }
             }
         }
     }

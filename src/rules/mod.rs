@@ -203,6 +203,10 @@ pub struct Verifier<'p> {
     /// A termination measure of this recursion group is being evaluated (at a call in
     /// a pure body): a call into the group there is circular.
     pub measuring: Option<crate::syntax::ast::MemberRef>,
+    /// The `decreases` measure of the pure method whose body is being checked, as
+    /// evaluated on entry (after its precondition), which each call in the body
+    /// compares the callee's with.
+    pub entry_measure: Option<crate::state::term::Term>,
     /// `if` statements that run inside an enclosing `if`'s join, without a join of
     /// their own (`exec_if_merging`).
     pub flat_ifs: std::collections::HashSet<*const crate::syntax::ast::Stmt>,
@@ -445,6 +449,7 @@ impl<'p> Verifier<'p> {
             perm_view: None,
             call_post: false,
             measuring: None,
+            entry_measure: None,
             perm_unknown: false,
             path_inputs: 0,
             lazy: true,
@@ -934,6 +939,35 @@ impl<'p> Verifier<'p> {
             self.instantiate(&a, crate::rules::definition::FUEL, true, 0);
         }
         Some(instance)
+    }
+
+    /// Check the body of pure method `r` from state `s` (its precondition produced):
+    /// its `decreases` measure, if any, is evaluated first, there, as Viper evaluates
+    /// it (well-defined under the precondition, `not.wellformed` otherwise; calls in the
+    /// body compare with this value, not with one at the call, where an `opening`
+    /// around it changed the heap); then `q` runs with termination checking on.
+    pub fn with_entry_measure(
+        &mut self,
+        r: crate::syntax::ast::MemberRef,
+        s: State,
+        q: Q<'_, 'p, ()>,
+    ) {
+        let m = &self.prog.classes[r.class].members[r.member];
+        let Some(dt) = m.decreases.first() else {
+            let outer = (self.entry_measure.take(), self.termination.replace(r));
+            q(self, s, ());
+            (self.entry_measure, self.termination) = outer;
+            return;
+        };
+        let outer = self.measuring.replace(r);
+        self.eval(s, dt, &|v, s, t| {
+            let measuring = std::mem::replace(&mut v.measuring, outer);
+            let saved = (v.entry_measure.replace(t), v.termination.replace(r));
+            q(v, s, ());
+            (v.entry_measure, v.termination) = saved;
+            v.measuring = measuring;
+        });
+        self.measuring = outer;
     }
 
     /// Run `f` with a different reporting mode.

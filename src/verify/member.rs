@@ -78,26 +78,26 @@ impl<'p> Verifier<'p> {
                 v.stats.ledger.started += 1;
                 v.pure_check = Some(r);
                 v.produce_all(s, snap, &m.requires, &|v, s, ()| {
-                    v.termination = Some(r);
-                    v.eval(s, body, &|v, mut s, t| {
-                        v.termination = None;
-                        s.set("result", t);
-                        v.stats.paths += 1;
-                        v.consume_with(
-                            Mode::Consume { id: "postcondition.violated", call: None },
-                            s,
-                            &m.ensures,
-                            &|v, s, _| {
-                                // After the postcondition: the vacuity query must not
-                                // change the solver's state before its checks.
-                                v.reach_end();
-                                v.stats.ledger.completed += 1;
-                                v.end_path(Some(&s), PathEndKind::Completed);
-                            },
-                        );
-                        v.termination = Some(r);
+                    v.with_entry_measure(r, s, &|v, s, ()| {
+                        v.eval(s, body, &|v, mut s, t| {
+                            let outer = v.termination.take();
+                            s.set("result", t);
+                            v.stats.paths += 1;
+                            v.consume_with(
+                                Mode::Consume { id: "postcondition.violated", call: None },
+                                s,
+                                &m.ensures,
+                                &|v, s, _| {
+                                    // After the postcondition: the vacuity query must not
+                                    // change the solver's state before its checks.
+                                    v.reach_end();
+                                    v.stats.ledger.completed += 1;
+                                    v.end_path(Some(&s), PathEndKind::Completed);
+                                },
+                            );
+                            v.termination = outer;
+                        });
                     });
-                    v.termination = None;
                 });
                 v.pure_check = None;
                 v.nest.mode = Mode::Stmt;
