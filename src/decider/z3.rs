@@ -350,6 +350,17 @@ impl Backend {
                 // fraction of a second, not at the resource limit seconds later.
                 let (k, v) = (c"smt.qi.max_instances", MAX_INSTANCES_PARAM);
                 Z3_global_param_set(k.as_ptr(), v.as_ptr());
+                // `IDF_Z3_PARAMS=k=v,..` (a developer's switch, for measuring):
+                // further global parameters.
+                if let Ok(extra) = std::env::var("IDF_Z3_PARAMS") {
+                    for kv in extra.split(',') {
+                        if let Some((k, v)) = kv.split_once('=') {
+                            let k = CString::new(k).unwrap_or_default();
+                            let v = CString::new(v).unwrap_or_default();
+                            Z3_global_param_set(k.as_ptr(), v.as_ptr());
+                        }
+                    }
+                }
             });
             let cfg = ok(Z3_mk_config(), "a configuration");
             if let Some(p) = &trace {

@@ -201,10 +201,10 @@ impl<'p> Verifier<'p> {
                     self.perm_view = None;
                 }
                 self.open_instance(s, pred, pred.span, true, &|v, opened, ()| {
-                    let Some(snap) = v.last_opened.take() else {
+                    let Some(opened_instance) = v.last_opened.take() else {
                         return v.internal(&opened, pred.span, "an opening without a snapshot");
                     };
-                    v.nest.openings.push(snap);
+                    v.nest.openings.push(opened_instance);
                     v.eval(opened, body, &|v, _s, t| {
                         let inner = v.nest.openings.pop();
                         let inner_view = std::mem::replace(&mut v.perm_view, outer_view.clone());
@@ -750,7 +750,7 @@ impl<'p> Verifier<'p> {
         explicit: bool,
         termination: Option<MemberRef>,
         closes_before: u64,
-        openings: &[Term],
+        openings: &[crate::rules::Opened],
         q: Q<'_, 'p, PureCall>,
     ) {
         let v = self;
@@ -792,7 +792,7 @@ impl<'p> Verifier<'p> {
             // Rule (3), read strictly: the precondition's snapshot is a proper part of
             // an instance opened around the call (a predicate that holds only itself
             // gives none).
-            let opening = openings.iter().any(|o| proper_part(&snap, o));
+            let opening = openings.iter().any(|o| proper_part(&snap, &o.snap));
             // A close counts against rules (1)-(3) only in the caller's recursion
             // group: a call out of it is on no cycle (the groups follow every call
             // that evaluating a member can make: its contracts' and measure's, and
@@ -992,14 +992,18 @@ impl<'p> Verifier<'p> {
             if !held.is_true() && self.dec.prove(&held) != crate::decider::Answer::Proved {
                 continue;
             }
-            if !untouched {
-                return true;
-            }
             if c.kind == ChunkKind::Array && !self.nonempty(&c.covers(&Chunk::index())) {
                 continue;
             }
-            let apart =
-                read.iter().filter(|r| r.kind == c.kind).all(|r| self.provably_apart(&c, r));
+            // A piece cut off a chunk the callee read (a segment's remainder, an
+            // amount's rest) is apart from that chunk's part by construction, but not
+            // from the other chunks read: `a[0..2)` cut to `a[1]` beside a read
+            // `b[1]` is all `f` held when `b == a`.
+            let origin = |r: &Chunk| !untouched && r.recv == c.recv && r.value == c.value;
+            let apart = read
+                .iter()
+                .filter(|r| r.kind == c.kind && !origin(r))
+                .all(|r| self.provably_apart(&c, r));
             if apart {
                 return true;
             }
@@ -1008,13 +1012,46 @@ impl<'p> Verifier<'p> {
     }
 
     /// Does a call whose precondition was read from `before` (leaving `after`) read a
-    /// predicate instance opened around it, `openings` (one snapshot per instance)?
-    fn reads_opened(&self, before: &Heap, after: &Heap, openings: &[Term]) -> bool {
-        before.slots().any(|(sl, c)| {
-            !after.contains(&sl)
-                && matches!(c.kind, ChunkKind::Pred(..))
-                && openings.contains(&c.value)
-        })
+    /// predicate instance opened around it (`openings`)? A read chunk of the same
+    /// predicate counts unless it is provably another instance (`acc(b.P(), 1/2)`
+    /// beside an opened `a.P()`, where `b` may be `a`).
+    fn reads_opened(
+        &mut self,
+        before: &Heap,
+        after: &Heap,
+        openings: &[crate::rules::Opened],
+    ) -> bool {
+        if openings.is_empty() {
+            return false;
+        }
+        let read: Vec<Chunk> = before
+            .slots()
+            .filter(|(sl, c)| !after.contains(sl) && matches!(c.kind, ChunkKind::Pred(..)))
+            .map(|(_, c)| c.clone())
+            .collect();
+        for r in &read {
+            let ChunkKind::Pred(f, _) = &r.kind else { continue };
+            for o in openings {
+                if r.value == o.snap {
+                    return true;
+                }
+                if self.info.family_of(*f) != self.info.family_of(o.pred) {
+                    continue;
+                }
+                let as_chunk = Chunk {
+                    kind: r.kind.clone(),
+                    recv: o.recv.clone(),
+                    args: o.args.clone(),
+                    value: o.snap.clone(),
+                    perm: Term::write(),
+                    cond: None,
+                };
+                if !self.provably_apart(r, &as_chunk) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// Are two chunks of one kind provably of different locations?

@@ -199,7 +199,12 @@ impl<'p> Verifier<'p> {
             v.nest.open_nesting -= 1;
             v.scale = outer_scale.clone();
             v.after_ghost(&snap);
-            v.last_opened = Some(snap.clone());
+            v.last_opened = Some(crate::rules::Opened {
+                snap: snap.clone(),
+                pred: p,
+                recv: recv.clone(),
+                args: args.into(),
+            });
             q(v, back, ());
             v.scale = body_scale.clone();
             v.nest.open_nesting += 1;

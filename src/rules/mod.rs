@@ -160,8 +160,8 @@ pub struct Verifier<'p> {
     pub local_types: HashMap<String, Option<Type>>,
     /// Pure-call termination checking: the pure method whose body is being checked.
     pub termination: Option<crate::syntax::ast::MemberRef>,
-    /// The snapshot of the instance `open_chunk` opened last (read by `opening`).
-    pub last_opened: Option<Term>,
+    /// The instance `produce_body` opened last (read by `opening`).
+    pub last_opened: Option<Opened>,
     /// The pure method whose body and postcondition are being checked: its recursion
     /// group's postconditions are assumed only for calls that passed the termination
     /// check (LANGUAGE.md section 15).
@@ -300,6 +300,16 @@ pub struct Reporting {
     pub reached: std::collections::HashSet<Span>,
 }
 
+/// An instance opened by an `opening` expression: its predicate (of the receiver's
+/// class), receiver, arguments and snapshot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opened {
+    pub snap: Term,
+    pub pred: crate::syntax::ast::MemberRef,
+    pub recv: Option<Term>,
+    pub args: std::rc::Rc<[Term]>,
+}
+
 /// The modes and nesting counters that rules set around their continuations: the
 /// trampoline of `exec_seq` saves and compares them as one unit (`Scope`).
 #[derive(Clone, PartialEq)]
@@ -313,9 +323,9 @@ pub struct Nesting {
     pub pre_depth: u32,
     /// Opens in progress (an open producing a body that opens again).
     pub open_nesting: u32,
-    /// The snapshots of the instances opened by the explicit `opening` expressions
-    /// around the current evaluation, innermost last (termination rule (3)).
-    pub openings: Vec<Term>,
+    /// The instances opened by the explicit `opening` expressions around the current
+    /// evaluation, innermost last (termination rules (2) and (3)).
+    pub openings: Vec<Opened>,
     /// Nesting of inferred closes, bounded.
     pub close_depth: u32,
 }
@@ -960,10 +970,13 @@ impl<'p> Verifier<'p> {
             return;
         };
         let outer = self.measuring.replace(r);
-        self.eval(s, dt, &|v, s, t| {
+        // The body starts from the state before: an instance the measure's evaluation
+        // opened by inference (to read `d` through `valid()`) is still closed there.
+        let entry = s.clone();
+        self.eval(s, dt, &|v, _, t| {
             let measuring = std::mem::replace(&mut v.measuring, outer);
             let saved = (v.entry_measure.replace(t), v.termination.replace(r));
-            q(v, s, ());
+            q(v, entry.clone(), ());
             (v.entry_measure, v.termination) = saved;
             v.measuring = measuring;
         });

@@ -626,15 +626,19 @@ impl<'p> Verifier<'p> {
         Term::app(&f, vec![v.clone(), lo.clone(), hi.clone()])
     }
 
-    /// `elem#E(v, e)`: the map equal to `v` at `e` and to the default elsewhere (the
-    /// snapshot of one element, `acc(a[i])` in a pure method's precondition), one term
-    /// for the same map and index wherever it is made: `get(a, 1)` in the code and
-    /// `get(a, k)` under a quantifier at `k = 1` are then one application, which
-    /// E-matching needs (a fresh map per consumption made them two).
+    /// `elem#E(v[e], e)`: the map equal to `v` at `e` and to the default elsewhere (the
+    /// snapshot of one element, `acc(a[i])` in a pure method's precondition), a function
+    /// of the element's value and index: one term for the same element wherever it is
+    /// made (`get(a, 1)` in the code and `get(a, k)` under a quantifier at `k = 1` are one
+    /// application, which E-matching needs), and one for the same value after a write
+    /// elsewhere in the array (`get(a, j)` before and after `a[i] = 0`, `j != i`: the
+    /// array theory equates `store(v, i, 0)[j]` with `v[j]`, so a quantified fact about
+    /// the reads before the write matches the reads after it, as Silicon's scalar
+    /// snapshots of one location do).
     fn element_map(&mut self, v: &Term, e: &Term, sort: Sort) -> Term {
         let f = element_func(sort);
         self.assume_element_axiom(sort);
-        Term::app(&f, vec![v.clone(), e.clone()])
+        Term::app(&f, vec![Term::select(v.clone(), e.clone()), e.clone()])
     }
 
     /// Assume the axiom of `elem#E` for array sort `sort` (once per path): wherever a
@@ -643,17 +647,15 @@ impl<'p> Verifier<'p> {
     pub fn assume_element_axiom(&mut self, sort: Sort) {
         let elem = elem_of_sort(sort);
         let f = element_func(sort);
-        let (vv, ee) = (Term::var("v#elem", sort), Term::var("e#elem", Sort::Int));
+        let value_sort = Sort::of_elem(elem);
+        let (ww, ee) = (Term::var("w#elem", value_sort), Term::var("e#elem", Sort::Int));
         let x = Term::var("x#elem", Sort::Int);
-        let read = Term::select(Term::app(&f, vec![vv.clone(), ee.clone()]), x.clone());
-        let value = Term::ite(
-            Term::eq(x.clone(), ee.clone()),
-            Term::select(vv.clone(), x.clone()),
-            Term::default_of(Sort::of_elem(elem)),
-        );
+        let read = Term::select(Term::app(&f, vec![ww.clone(), ee.clone()]), x.clone());
+        let value =
+            Term::ite(Term::eq(x.clone(), ee.clone()), ww.clone(), Term::default_of(value_sort));
         let def = Term::quant_named(
             true,
-            vec![vv, ee, x],
+            vec![ww, ee, x],
             vec![vec![read.clone()]],
             Term::eq(read, value),
             Some("the snapshot of one array element".into()),
@@ -822,11 +824,12 @@ pub fn is_element_func(f: &crate::state::term::Func) -> bool {
     f.name.starts_with("elem#")
 }
 
-/// The function `elem#E` of array sort `sort` (`element_map`).
+/// The function `elem#E` of array sort `sort` (`element_map`): from an element's value
+/// and index to the map holding it there.
 fn element_func(sort: Sort) -> crate::state::term::Func {
     crate::state::term::Func {
         name: format!("elem#{:?}", elem_of_sort(sort)).into(),
-        domain: vec![sort, Sort::Int].into(),
+        domain: vec![Sort::of_elem(elem_of_sort(sort)), Sort::Int].into(),
         range: sort,
     }
 }
