@@ -486,6 +486,12 @@ impl Term {
             (Some(x), Some(y)) if x.checked_add(y).is_some() => Term::int(x + y),
             (Some(0), _) => b,
             (_, Some(0)) => a,
+            // Constants gathered: `(n - 1) + 2` is `n + 1` (one term for one value, so
+            // that a recursion's unfoldings `f(n - 1 - 2)` and `f(n - 2 - 1)` meet).
+            (None, Some(c)) => match shifted(&a) {
+                Some((x, k)) if k.checked_add(c).is_some() => offset(x, k + c),
+                _ => mk(Op::Add, Sort::Int, vec![a, b]),
+            },
             _ => mk(Op::Add, Sort::Int, vec![a, b]),
         }
     }
@@ -507,6 +513,10 @@ impl Term {
             // `(x + y) - x` is `y` (the length of `(seq(v) + s)[1..]` is `|s|`).
             _ if matches!(a.op(), Op::Add) && a.args()[0] == b => a.args()[1].clone(),
             _ if matches!(a.op(), Op::Add) && a.args()[1] == b => a.args()[0].clone(),
+            (None, Some(c)) => match shifted(&a) {
+                Some((x, k)) if k.checked_sub(c).is_some() => offset(x, k - c),
+                _ => mk(Op::Sub, Sort::Int, vec![a, b]),
+            },
             _ => mk(Op::Sub, Sort::Int, vec![a, b]),
         }
     }
@@ -1291,6 +1301,32 @@ impl fmt::Debug for Term {
     }
 }
 
+/// `x + k` (`x - |k|` for a negative `k`, `x` for 0).
+fn offset(x: Term, k: i64) -> Term {
+    match k {
+        0 => x,
+        k if k > 0 => mk(Op::Add, Sort::Int, vec![x, Term::int(k)]),
+        k => match k.checked_neg() {
+            Some(n) => mk(Op::Sub, Sort::Int, vec![x, Term::int(n)]),
+            None => mk(Op::Add, Sort::Int, vec![x, Term::int(k)]),
+        },
+    }
+}
+
+/// `x + k` or `x - k` for an integer constant `k` (as `(x, k)` / `(x, -k)`), `x` not a
+/// constant.
+fn shifted(t: &Term) -> Option<(Term, i64)> {
+    let (x, k) = match t.op() {
+        Op::Add => (&t.args()[0], t.args()[1].as_int()?),
+        Op::Sub => (&t.args()[0], t.args()[1].as_int()?.checked_neg()?),
+        _ => return None,
+    };
+    if x.as_int().is_some() || x.sort() != Sort::Int {
+        return None;
+    }
+    Some((x.clone(), k))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1303,6 +1339,27 @@ mod tests {
         assert!(a == b);
         assert_eq!(a.id(), b.id());
         assert!(Term::add(x.clone(), Term::int(2)) != a);
+    }
+
+    #[test]
+    fn constants_are_gathered_in_sums() {
+        let n = Term::var("n@1", Sort::Int);
+        let one = |k| Term::int(k);
+        // f(n - 1 - 2) and f(n - 2 - 1) name one argument.
+        let a = Term::sub(Term::sub(n.clone(), one(1)), one(2));
+        let b = Term::sub(Term::sub(n.clone(), one(2)), one(1));
+        assert!(a == b);
+        assert!(a == Term::sub(n.clone(), one(3)));
+        assert!(Term::add(Term::sub(n.clone(), one(1)), one(1)) == n);
+        assert!(Term::add(Term::sub(n.clone(), one(1)), one(3)) == Term::add(n.clone(), one(2)));
+        assert!(Term::sub(Term::add(n.clone(), one(1)), one(3)) == Term::sub(n.clone(), one(2)));
+        // Not across a symbol: `(n - m) - 1` stays as written.
+        let m = Term::var("m@1", Sort::Int);
+        let c = Term::sub(Term::sub(n.clone(), m.clone()), one(1));
+        assert!(matches!(c.op(), Op::Sub) && c.args()[1] == one(1));
+        // Overflow is left alone.
+        let big = Term::add(Term::add(n.clone(), Term::int(i64::MAX)), one(1));
+        assert!(matches!(big.op(), Op::Add));
     }
 
     #[test]
