@@ -420,6 +420,12 @@ impl<'p> Verifier<'p> {
                 (t, vs) = eliminate_offsets(&t, vars);
                 triggers = triggers_of(&t, &vs);
             }
+            // Section 13's loop guard, for each fact: not a trigger whose term the fact
+            // names again at a shifted bound variable (a recursive method's unfolding
+            // `fib(i) == fib(i - 1) + fib(i - 2)` under the quantifier's trigger
+            // `fib(i)`: each instance makes `fib(t - 1)`, which matches again, without
+            // end).
+            triggers.retain(|g| !g.iter().any(|p| renamed_shifted(p, &t, &vs)));
             if triggers.is_empty() {
                 // Nothing could instantiate it: dropping it loses nothing.
                 return None;
@@ -688,4 +694,23 @@ fn bound_facts(leaves: &[Leaf<Term>], vars: &[Term]) -> Vec<Term> {
         }
     }
     out
+}
+
+/// Does `t` name `p`'s function (or array map) with a bound symbol of `vars` below `+`
+/// or `-` (or another arithmetic operator) in an argument (`fib(i - 1)` for the
+/// trigger term `fib(i)`)?
+fn renamed_shifted(p: &Term, t: &Term, vars: &[Term]) -> bool {
+    let same_head = |q: &Term| match (p.op(), q.op()) {
+        (Op::App(f), Op::App(g)) => f == g,
+        (Op::Select, Op::Select) => p.args()[0] == q.args()[0],
+        _ => false,
+    };
+    let arith = |a: &Term| {
+        !a.nodes_where(|n| {
+            matches!(n.op(), Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Neg)
+                && n.symbols().iter().any(|x| vars.contains(x))
+        })
+        .is_empty()
+    };
+    !t.nodes_where(|q| q != p && same_head(q) && q.args().iter().any(arith)).is_empty()
 }
