@@ -176,12 +176,20 @@ impl<'p> Verifier<'p> {
                     if !v.check_nonneg(&s, &pi, a) {
                         return;
                     }
-                    v.consume_loc(s, h2.clone(), acc, a, pi, q)
+                    let held = pi.clone();
+                    v.consume_loc(s, h2.clone(), acc, a, pi, &|v, s, h2, snap| {
+                        let snap = v.held_snapshot(&held, snap);
+                        q(v, s, h2, snap)
+                    })
                 })
             }
             ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Call { .. } => {
                 let pi = self.scale.clone();
-                self.consume_loc(s, h2, a, a, pi, q)
+                let held = pi.clone();
+                self.consume_loc(s, h2, a, a, pi, &|v, s, h2, snap| {
+                    let snap = v.held_snapshot(&held, snap);
+                    q(v, s, h2, snap)
+                })
             }
             ExprKind::Quant(qn) => {
                 self.set_conjunct(a);
@@ -200,7 +208,20 @@ impl<'p> Verifier<'p> {
                                 return;
                             }
                             v.set_conjunct(a);
-                            v.consume_segment(s, h2.clone(), ta.clone(), c, elem, pi.clone(), a, q)
+                            let held = pi.clone();
+                            v.consume_segment(
+                                s,
+                                h2.clone(),
+                                ta.clone(),
+                                c,
+                                elem,
+                                pi.clone(),
+                                a,
+                                &|v, s, h2, snap| {
+                                    let snap = v.held_snapshot(&held, snap);
+                                    q(v, s, h2, snap)
+                                },
+                            )
                         })
                     })
                 })
@@ -224,6 +245,35 @@ impl<'p> Verifier<'p> {
             }
             _ => self.internal(&s, a.span, "an assertion form that cannot be consumed"),
         }
+    }
+
+    /// The snapshot of a permission consumed at amount `pi`: what was read, where `pi`
+    /// is positive; where it may be `none`, nothing was held, and the value read says
+    /// nothing (a predicate closed twice with `acc(x, q)`, `q == none`, at `x == 1` and
+    /// at `x == 2` is one instance, whose snapshots must not be those two values).
+    pub(crate) fn held_snapshot(&mut self, pi: &Term, snap: Term) -> Term {
+        let held = Term::lt(Term::none(), pi.clone());
+        if snap == Term::unit() || self.known_positive(pi, 0) {
+            return snap;
+        }
+        let none = self.fresh("nothing", crate::state::term::Sort::Snap);
+        Term::ite(held, snap, none)
+    }
+
+    /// Is amount `pi` positive by syntax and the path (a positive constant, a product
+    /// of such, `none < p` on the path)?
+    fn known_positive(&self, pi: &Term, depth: u32) -> bool {
+        use crate::state::term::{Op, Rat};
+        if let Some(r) = pi.as_rat() {
+            return r > Rat::ZERO;
+        }
+        if depth < 8
+            && *pi.op() == Op::Mul
+            && pi.args().iter().all(|x| self.known_positive(x, depth + 1))
+        {
+            return true;
+        }
+        self.dec.known_conjuncts(&Term::lt(Term::none(), pi.clone()))
     }
 
     /// Consume the permission `loc` (`acc(e.f)`, `acc(a[*])`, a predicate instance) at
