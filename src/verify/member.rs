@@ -83,18 +83,7 @@ impl<'p> Verifier<'p> {
                             let outer = v.termination.take();
                             s.set("result", t);
                             v.stats.paths += 1;
-                            v.consume_with(
-                                Mode::Consume { id: "postcondition.violated", call: None },
-                                s,
-                                &m.ensures,
-                                &|v, s, _| {
-                                    // After the postcondition: the vacuity query must not
-                                    // change the solver's state before its checks.
-                                    v.reach_end();
-                                    v.stats.ledger.completed += 1;
-                                    v.end_path(Some(&s), PathEndKind::Completed);
-                                },
-                            );
+                            v.consume_postcondition(s, &m.ensures);
                             v.termination = outer;
                         });
                     });
@@ -118,6 +107,23 @@ impl<'p> Verifier<'p> {
     /// path condition is satisfiable: a contradictory one proves everything on the way,
     /// so it reaches the end without a branch noticing (`--smoke` warns that nothing
     /// did).
+    /// Consume a member's postcondition `ensures` at the end of a path, which then
+    /// ends completed.
+    fn consume_postcondition(&mut self, s: State, ensures: &'p [crate::syntax::ast::Expr]) {
+        self.consume_with(
+            Mode::Consume { id: "postcondition.violated", call: None },
+            s,
+            ensures,
+            &|v, s, _| {
+                // After the postcondition: the vacuity query must not change the
+                // solver's state before its checks.
+                v.reach_end();
+                v.stats.ledger.completed += 1;
+                v.end_path(Some(&s), PathEndKind::Completed);
+            },
+        );
+    }
+
     fn reach_end(&mut self) {
         if !self.config.smoke || self.path_feasible() {
             self.stats.ends += 1;
@@ -206,17 +212,7 @@ impl<'p> Verifier<'p> {
                 }
                 v.stats.paths += 1;
                 v.trace_step(&s, || "consume the postcondition".to_string(), m.name.span);
-                v.consume_with(
-                    Mode::Consume { id: "postcondition.violated", call: None },
-                    s,
-                    &m.ensures,
-                    &|v, s, _| {
-                        // After the postcondition, as for pure methods.
-                        v.reach_end();
-                        v.stats.ledger.completed += 1;
-                        v.end_path(Some(&s), PathEndKind::Completed);
-                    },
-                );
+                v.consume_postcondition(s, &m.ensures);
                 v.report.post_note = None;
             };
             v.exec_block(s, &body.stmts, &post, &|v, s, ()| {
