@@ -176,20 +176,12 @@ impl<'p> Verifier<'p> {
                     if !v.check_nonneg(&s, &pi, a) {
                         return;
                     }
-                    let held = pi.clone();
-                    v.consume_loc(s, h2.clone(), acc, a, pi, &|v, s, h2, snap| {
-                        let snap = v.held_snapshot(&held, snap);
-                        q(v, s, h2, snap)
-                    })
+                    v.consume_loc(s, h2.clone(), acc, a, pi, q)
                 })
             }
             ExprKind::Acc(_) | ExprKind::AccArray(_) | ExprKind::Call { .. } => {
                 let pi = self.scale.clone();
-                let held = pi.clone();
-                self.consume_loc(s, h2, a, a, pi, &|v, s, h2, snap| {
-                    let snap = v.held_snapshot(&held, snap);
-                    q(v, s, h2, snap)
-                })
+                self.consume_loc(s, h2, a, a, pi, q)
             }
             ExprKind::Quant(qn) => {
                 self.set_conjunct(a);
@@ -252,12 +244,11 @@ impl<'p> Verifier<'p> {
     /// nothing (a predicate closed twice with `acc(x, q)`, `q == none`, at `x == 1` and
     /// at `x == 2` is one instance, whose snapshots must not be those two values).
     pub(crate) fn held_snapshot(&mut self, pi: &Term, snap: Term) -> Term {
-        let held = Term::lt(Term::none(), pi.clone());
         if snap == Term::unit() || self.known_positive(pi, 0) {
             return snap;
         }
         let none = self.fresh("nothing", crate::state::term::Sort::Snap);
-        Term::ite(held, snap, none)
+        Term::ite(Term::lt(Term::none(), pi.clone()), snap, none)
     }
 
     /// Is amount `pi` positive by syntax and the path (a positive constant, a product
@@ -287,6 +278,11 @@ impl<'p> Verifier<'p> {
         pi: Term,
         q: QC<'_, 'p>,
     ) {
+        let held = pi.clone();
+        let q: QC<'_, 'p> = &|v, s, h2, snap| {
+            let snap = v.held_snapshot(&held, snap);
+            q(v, s, h2, snap)
+        };
         match &loc.kind {
             ExprKind::Acc(f) => {
                 if let ExprKind::Index { arr, idx } = &f.kind {
